@@ -1,0 +1,215 @@
+"""A mock OpenAI-compatible (and Anthropic Messages) server for benchmarks and fault tests.
+
+Loopback only. Latency and fault rates are configurable; faults are drawn from a seeded
+generator: 429 (with or without Retry-After), 500, timeouts (no reply in time), connection
+resets, truncated and non-JSON bodies.
+
+    python bench/mock_server.py --latency 0.1 --rate-429 0.05 --rate-500 0.05
+
+prints `PORT <n>` once it listens; GET /stats returns request counts and timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+FAULTS = ("429", "429-no-retry-after", "500", "timeout", "reset", "truncated", "non-json")
+
+
+@dataclass
+class ServerConfig:
+    latency: float = 0.0
+    rates: dict[str, float] = field(default_factory=dict)
+    seed: int = 0
+    retry_after: float = 0.05
+    timeout_sleep: float = 30.0
+    judge_reply: str | None = None
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    replies: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    first_request: float | None = None
+    last_reply: float | None = None
+
+
+def _reply_text(prompt: str) -> str:
+    digest = hashlib.sha256(prompt.encode()).hexdigest()[:10]
+    return f"Mock reply {digest}: a short, direct answer."
+
+
+class MockServer:
+    """The aiohttp application and its counters."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.stats = Stats()
+        self.random = random.Random(config.seed)
+        self.app = web.Application()
+        self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.app.router.add_post("/v1/messages", self.messages)
+        self.app.router.add_get("/stats", self.get_stats)
+        self.app.router.add_post("/reset", self.reset)
+
+    def _fault(self) -> str | None:
+        draw = self.random.random()
+        edge = 0.0
+        for name in FAULTS:
+            edge += self.config.rates.get(name, 0.0)
+            if draw < edge:
+                return name
+        return None
+
+    async def _common(
+        self, request: web.Request
+    ) -> tuple[dict[str, Any], web.StreamResponse | None]:
+        now = time.perf_counter()
+        self.stats.requests += 1
+        if self.stats.first_request is None:
+            self.stats.first_request = now
+        body = await request.json()
+        if self.config.latency:
+            await asyncio.sleep(self.config.latency)
+        fault = self._fault()
+        if fault is None:
+            return body, None
+        self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
+        if fault == "429":
+            headers = {"Retry-After": str(self.config.retry_after)}
+            return body, web.json_response(
+                {"error": {"message": "rate limited"}}, status=429, headers=headers
+            )
+        if fault == "429-no-retry-after":
+            return body, web.json_response({"error": {"message": "rate limited"}}, status=429)
+        if fault == "500":
+            return body, web.json_response({"error": {"message": "internal error"}}, status=500)
+        if fault == "timeout":
+            await asyncio.sleep(self.config.timeout_sleep)
+            return body, web.json_response({"error": {"message": "too late"}}, status=504)
+        if fault == "reset":
+            if request.transport is not None:
+                request.transport.abort()
+            return body, web.Response(status=500)
+        if fault == "truncated":
+            return body, web.Response(
+                body=b'{"id": "x", "choices": [{"mess', content_type="application/json"
+            )
+        return body, web.Response(text="<html>upstream error</html>", content_type="text/html")
+
+    def _done(self) -> None:
+        self.stats.replies += 1
+        self.stats.last_reply = time.perf_counter()
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body, faulty = await self._common(request)
+        if faulty is not None:
+            return faulty
+        prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
+        text = self.config.judge_reply or _reply_text(prompt)
+        self._done()
+        return web.json_response(
+            {
+                "id": "chatcmpl-mock",
+                "object": "chat.completion",
+                "model": body.get("model", "mock"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": max(1, len(prompt) // 4),
+                    "completion_tokens": len(text) // 4,
+                },
+            }
+        )
+
+    async def messages(self, request: web.Request) -> web.StreamResponse:
+        body, faulty = await self._common(request)
+        if faulty is not None:
+            return faulty
+        prompt = json.dumps(body.get("messages", []))
+        text = self.config.judge_reply or _reply_text(prompt)
+        self._done()
+        return web.json_response(
+            {
+                "id": "msg_mock",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "mock"),
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {
+                    "input_tokens": max(1, len(prompt) // 4),
+                    "output_tokens": len(text) // 4,
+                },
+            }
+        )
+
+    async def get_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(asdict(self.stats))
+
+    async def reset(self, request: web.Request) -> web.Response:
+        self.stats = Stats()
+        return web.json_response({"ok": True})
+
+
+async def serve(config: ServerConfig, port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start the server on 127.0.0.1; return its runner and the bound port."""
+    server = MockServer(config)
+    runner = web.AppRunner(server.app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
+    await site.start()
+    sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+    return runner, sockets[0].getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--retry-after", type=float, default=0.05)
+    parser.add_argument("--timeout-sleep", type=float, default=30.0)
+    parser.add_argument("--judge-reply", default=None, help="Reply with this text to every call.")
+    for name in FAULTS:
+        parser.add_argument(
+            f"--rate-{name}", type=float, default=0.0, help=f"share of {name} faults"
+        )
+    args = parser.parse_args()
+    rates = {name: getattr(args, f"rate_{name.replace('-', '_')}") for name in FAULTS}
+    config = ServerConfig(
+        args.latency, rates, args.seed, args.retry_after, args.timeout_sleep, args.judge_reply
+    )
+
+    async def run() -> None:
+        runner, port = await serve(config, args.port)
+        print(f"PORT {port}", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

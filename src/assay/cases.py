@@ -1,0 +1,28 @@
+"""The case catalogue: load a JSONL file of cases, reporting every problem in one pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.errors import InputError
+from assay.jsonl import format_errors, parse_records
+from assay.records import Case
+
+DEFAULT_CASES = Path("evals/cases.jsonl")
+
+__all__ = ["DEFAULT_CASES", "Case", "load_cases"]
+
+
+def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
+    """Load and validate a catalogue; raise InputError listing every problem found."""
+    records, errors = parse_records(path, Case)
+    first_line: dict[str, int] = {}
+    for number, case in records:
+        first = first_line.setdefault(case.id, number)
+        if first != number:
+            errors.append((number, f"id: duplicate id {case.id!r} (first on line {first})"))
+    if errors:
+        raise InputError(format_errors(path, errors))
+    if not records and not allow_empty:
+        raise InputError(f"ERROR: {path}: the catalogue has no cases")
+    return [case for _, case in records]

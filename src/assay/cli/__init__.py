@@ -1,0 +1,30 @@
+"""The command line: one module per command group, no logic beyond parsing and printing."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from assay.cli import demo, run, schema, validate  # noqa: F401  (commands register on import)
+from assay.cli.app import app
+from assay.errors import EXIT_INCOMPLETE, AssayError
+
+
+def main() -> None:
+    """Entry point: map errors to DESIGN.md's exit codes, never printing a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # usage errors: Typer prints them, exit 2
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        sys.exit(getattr(exc, "exit_code", 2))
+    except AssayError as exc:
+        for message in getattr(exc, "messages", [str(exc)]):
+            sys.stderr.write(message + "\n")
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        sys.stderr.write("ERROR: interrupted; run the same command again to resume\n")
+        sys.exit(EXIT_INCOMPLETE)
+    sys.exit(code if isinstance(code, int) else 0)

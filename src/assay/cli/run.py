@@ -1,0 +1,204 @@
+"""`assay run`: run a case catalogue (or a suite file) through the system under test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cases import DEFAULT_CASES, load_cases
+from assay.cli.app import app
+from assay.cli.output import err, out, print_json, progress
+from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
+from assay.errors import InputError
+from assay.models.pricing import parse_price
+from assay.models.registry import ModelOptions
+from assay.records import Case
+from assay.store import DEFAULT_STORE, Store
+from assay.suite import DEFAULT_MODEL, Suite, load_suite
+
+
+def select_cases(cases: list[Case], wanted: list[str] | None) -> list[Case]:
+    """Keep the cases named by --case (in catalogue order); unknown ids are an error."""
+    if not wanted:
+        return cases
+    known = {c.id for c in cases}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise InputError(f"ERROR: --case: unknown case id(s): {', '.join(missing)}")
+    keep = set(wanted)
+    return [c for c in cases if c.id in keep]
+
+
+def flag_conditions(model: str, skill: Path | None, only: list[str] | None) -> list[Condition]:
+    """baseline (bare prompt) and, with a skill file, candidate; --condition picks some."""
+    conditions = [Condition(name="baseline", model=model)]
+    if skill is not None:
+        conditions.append(Condition.with_skill_file("candidate", model, skill))
+    if only:
+        names = {c.name for c in conditions}
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            hint = " (candidate needs --condition-skill)" if "candidate" in unknown else ""
+            raise InputError(f"ERROR: --condition: unknown condition(s) {', '.join(unknown)}{hint}")
+        conditions = [c for c in conditions if c.name in only]
+    return conditions
+
+
+def suite_conditions(suite: Suite, only: list[str] | None) -> list[Condition]:
+    conditions = [
+        Condition(
+            name=c.name,
+            model=c.model or suite.model,
+            skill=None,
+            system=c.system,
+            params=dict(c.params),
+        )
+        for c in suite.conditions
+    ]
+    for condition, section in zip(conditions, suite.conditions, strict=True):
+        if section.skill is not None:
+            loaded = Condition.with_skill_file(
+                condition.name, condition.model, suite.path(section.skill)
+            )
+            condition.skill, condition.skill_path = loaded.skill, loaded.skill_path
+    if only:
+        conditions = [c for c in conditions if c.name in only]
+        if not conditions:
+            raise InputError(f"ERROR: --condition: none of {only} is in the suite")
+    return conditions
+
+
+def report_result(result: RunResult, output: Path | None, store: Path, as_json: bool) -> None:
+    """Print what the run did, plainly."""
+    if as_json:
+        print_json(
+            {
+                "run_id": result.run_id,
+                "total": result.total,
+                "answered": result.answered + result.resumed,
+                "errored": result.errored,
+                "not_run": result.not_run,
+                "calls": result.calls,
+                "cache_hits": result.cache_hits,
+                "spent_usd": round(result.spent_usd, 6),
+                "stopped": result.stopped,
+                "output": str(output) if output else None,
+                "store": str(store),
+                "exit_code": result.exit_code,
+            }
+        )
+        return
+    out(
+        f"run {result.run_id}: {result.answered + result.resumed}/{result.total} trials answered"
+        f" ({result.resumed} already in the store, {result.cache_hits} from the call cache),"
+        f" {result.errored} errored, {result.not_run} not run; {result.calls} model calls,"
+        f" ${result.spent_usd:.4f} spent"
+    )
+    for line in result.errors:
+        err(f"ERROR: trial {line}")
+    if result.stopped == "budget":
+        err(
+            "ERROR: the budget cannot cover another call; raise --budget-usd and run again to finish"
+        )
+    elif result.exit_code:
+        err("ERROR: some trials did not finish; run the same command again to retry just those")
+    if output:
+        out(f"trials: {output}")
+    out(f"store: {store}")
+
+
+@app.command()
+def run(
+    suite_file: Annotated[
+        Path | None, typer.Argument(metavar="[SUITE.toml]", help="A suite file (optional).")
+    ] = None,
+    cases: Annotated[Path | None, typer.Option(help="The JSONL case catalogue.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "--runner", help=f"Model spec (default {DEFAULT_MODEL})."),
+    ] = None,
+    condition: Annotated[
+        list[str] | None, typer.Option(help="Run only this condition (repeatable).")
+    ] = None,
+    condition_skill: Annotated[
+        Path | None,
+        typer.Option(help="Skill file: the candidate condition wraps the prompt in it."),
+    ] = None,
+    trials: Annotated[
+        int | None, typer.Option(min=1, help="Trials per case and condition.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Write the run's trials here (JSONL).")
+    ] = None,
+    budget_usd: Annotated[
+        float | None, typer.Option(min=0, help="Hard spending cap in USD.")
+    ] = None,
+    allow_unmetered: Annotated[
+        bool, typer.Option(help="Allow models whose cost is unknown.")
+    ] = False,
+    case: Annotated[
+        list[str] | None, typer.Option(help="Run only this case id (repeatable).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, max=1024, help="Concurrent calls.")
+    ] = None,
+    timeout: Annotated[float | None, typer.Option(min=0.001, help="Seconds per call.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Output tokens per call.")] = None,
+    price: Annotated[
+        str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    retries: Annotated[int | None, typer.Option(min=0, help="Retries per call.")] = None,
+    store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete."""
+    suite = load_suite(suite_file) if suite_file is not None else None
+    if suite is not None:
+        catalogue = load_cases(cases or suite.path(suite.cases))
+        if model is not None:
+            suite.model = model
+            for entry in suite.conditions:
+                entry.model = None
+        conditions = suite_conditions(suite, condition)
+        section = suite.run
+        trials = trials or suite.trials
+        allow_unmetered = allow_unmetered or section.allow_unmetered
+    else:
+        catalogue = load_cases(cases or DEFAULT_CASES)
+        conditions = flag_conditions(model or DEFAULT_MODEL, condition_skill, condition)
+        section = Suite().run
+        trials = trials or 3
+    settings = RunSettings(
+        max_tokens=max_tokens or section.max_tokens,
+        temperature=section.temperature,
+        concurrency=concurrency or section.concurrency,
+        timeout_s=timeout or section.timeout,
+        retries=section.retries if retries is None else retries,
+        budget_usd=section.budget_usd if budget_usd is None else budget_usd,
+    )
+    price_text = price or section.price
+    options = ModelOptions(
+        base_url=base_url or section.base_url,
+        price=parse_price(price_text) if price_text else None,
+    )
+    request = RunRequest(
+        cases=select_cases(catalogue, case),
+        conditions=conditions,
+        trials=trials,
+        settings=settings,
+        options=options,
+        allow_unmetered=allow_unmetered,
+        output=output,
+    )
+    handle = Store(store)
+    try:
+        total = len(request.cases) * len(conditions) * trials
+        with progress(total, "trials") as tick:
+            result = execute(request, handle, tick)
+    finally:
+        handle.close()
+    report_result(result, output, store, json_output)
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,22 @@
+"""`assay schema NAME`: print the JSON Schema of a record assay reads or writes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from assay.cli.app import app
+from assay.cli.output import print_json
+from assay.errors import InputError
+from assay.schemas import SCHEMAS, schema_of
+
+
+@app.command()
+def schema(
+    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")],
+) -> None:
+    """Print the JSON Schema of a record (case, trial, score, comparison, label, ...)."""
+    if name not in SCHEMAS:
+        raise InputError(f"ERROR: schema {name!r}: unknown (known: {', '.join(SCHEMAS)})")
+    print_json(schema_of(name))

@@ -1,0 +1,138 @@
+"""One model call with the engine's guarantees: cache, budget, retries, timeout, backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from assay.engine.budget import Budget
+from assay.engine.limiter import AdaptiveLimiter
+from assay.engine.plan import sha256_json
+from assay.models.base import Model, ModelError, Request, Response
+from assay.models.pricing import Price
+from assay.models.registry import model_price
+from assay.store import Store
+
+
+class BudgetExhausted(Exception):
+    """The budget cannot cover the worst case of another call."""
+
+
+def cache_key(identity: dict[str, Any], request: Request) -> str:
+    """Content address of a call: model identity, parameters, messages and trial index."""
+    return sha256_json(
+        [
+            identity,
+            [[m.role, m.content] for m in request.messages],
+            request.max_tokens,
+            request.temperature,
+            request.trial,
+            request.json_schema,
+            request.settings,
+        ]
+    )
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError) and exc.retryable
+
+
+class _Backoff:
+    """Exponential backoff with jitter, never sooner than the server's Retry-After."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self._base = wait_exponential_jitter(multiplier=initial, max=maximum, jitter=initial)
+
+    def __call__(self, state: RetryCallState) -> float:
+        delay = float(self._base(state))
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ModelError) and exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        return delay
+
+
+class Caller:
+    """Makes model calls for one run; shared by all its workers."""
+
+    def __init__(
+        self,
+        store: Store,
+        budget: Budget,
+        *,
+        concurrency: int,
+        retries: int = 4,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.budget = budget
+        self.retries = retries
+        self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
+        self._limiters: dict[str, AdaptiveLimiter] = {}
+        self._concurrency = concurrency
+        self.calls = 0
+        self.cache_hits = 0
+
+    def limiter(self, model: Model) -> AdaptiveLimiter:
+        """One adaptive limit per model."""
+        limiter = self._limiters.get(model.spec)
+        if limiter is None:
+            limiter = self._limiters[model.spec] = AdaptiveLimiter(self._concurrency)
+        return limiter
+
+    async def call(self, model: Model, request: Request, *, use_cache: bool = True) -> Response:
+        """Answer from the cache, or reserve budget and call the model with retries."""
+        key = cache_key(model.identity(), request)
+        if use_cache:
+            hit = self.store.cached(key)
+            if hit is not None:
+                self.cache_hits += 1
+                return Response(**hit)
+        price: Price | None = model_price(model)
+        worst = price.worst_case(request) if price is not None else 0.0
+        if not self.budget.reserve(worst):
+            raise BudgetExhausted
+        cost = 0.0
+        try:
+            request.budget_usd = self.budget.remaining()
+            response = await self._with_retries(model, request)
+            cost = response.cost_usd or 0.0
+        finally:
+            self.budget.settle(worst, cost)
+        if use_cache:
+            self.store.queue_cache(key, dataclasses.asdict(response))
+        return response
+
+    async def _with_retries(self, model: Model, request: Request) -> Response:
+        limiter = self.limiter(model)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=self.backoff,
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                await limiter.acquire()
+                self.calls += 1
+                try:
+                    response = await asyncio.wait_for(
+                        model.generate(request), timeout=request.timeout_s
+                    )
+                except TimeoutError:
+                    raise ModelError(
+                        f"timeout after {request.timeout_s}s", retryable=True
+                    ) from None
+                except ModelError as exc:
+                    if exc.overload:
+                        limiter.on_overload()
+                    raise
+                finally:
+                    limiter.release()
+                limiter.on_success()
+                return response
+        raise AssertionError("unreachable")  # pragma: no cover

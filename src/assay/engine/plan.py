@@ -1,0 +1,118 @@
+"""What a run does: conditions × cases × trials, each with its prompt and resume key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InputError
+from assay.jsonl import read_text
+from assay.models.base import Message
+from assay.records import Case
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sha256_json(value: Any) -> str:
+    return sha256_text(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+@dataclass(slots=True)
+class Condition:
+    """A named variant of the system under test: a model spec and an optional skill file."""
+
+    name: str
+    model: str
+    skill: str | None = None
+    skill_path: Path | None = None
+    system: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def skill_sha256(self) -> str | None:
+        return sha256_text(self.skill) if self.skill is not None else None
+
+    @classmethod
+    def with_skill_file(cls, name: str, model: str, path: Path | None) -> Condition:
+        skill = read_text(path) if path is not None else None
+        return cls(name=name, model=model, skill=skill, skill_path=path)
+
+
+@dataclass(slots=True)
+class WorkItem:
+    """One trial to produce: a case under a condition, with its first-turn messages."""
+
+    seq: int
+    case: Case
+    condition: Condition
+    trial: int
+    messages: list[Message]
+    prompt_sha256: str
+    key: str = field(default="")
+
+
+def render_prompt(case: Case, skill: str | None) -> str:
+    """The first user message: context documents, the task, wrapped in the skill if any."""
+    task = case.prompt
+    if case.context:
+        docs = "\n\n".join(f"[{doc.id}] {doc.text}" for doc in case.context)
+        task = f"Context documents:\n\n{docs}\n\nQuestion:\n{task}"
+    if skill is None:
+        return task
+    return f"{skill.rstrip()}\n\n## Task\n\n{task}"
+
+
+def first_messages(case: Case, condition: Condition) -> list[Message]:
+    messages = []
+    if condition.system:
+        messages.append(Message("system", condition.system))
+    messages.append(Message("user", render_prompt(case, condition.skill)))
+    return messages
+
+
+def build_plan(
+    cases: Sequence[Case],
+    conditions: Sequence[Condition],
+    trials: int,
+    identities: dict[str, dict[str, Any]],
+) -> Iterator[WorkItem]:
+    """Yield work items in a stable order: case, then condition, then trial."""
+    if trials < 1:
+        raise InputError("ERROR: --trials: must be at least 1")
+    seq = 0
+    for case in cases:
+        for condition in conditions:
+            messages = first_messages(case, condition)
+            prompt_sha = sha256_json([[m.role, m.content] for m in messages] + [case.turns or []])
+            for trial in range(1, trials + 1):
+                item = WorkItem(seq, case, condition, trial, messages, prompt_sha)
+                item.key = sha256_json(
+                    [identities[condition.name], condition.name, case.id, trial, prompt_sha]
+                )[:32]
+                yield item
+                seq += 1
+
+
+def run_id_for(
+    cases: Sequence[Case],
+    conditions: Sequence[Condition],
+    trials: int,
+    identities: dict[str, dict[str, Any]],
+    params: dict[str, Any],
+) -> str:
+    """A stable id: the same command on the same inputs resumes the same run."""
+    digest = hashlib.sha256()
+    for case in cases:
+        digest.update(case.model_dump_json().encode())
+    head = [[c.name, identities[c.name], c.skill_sha256, c.system] for c in conditions] + [
+        trials,
+        params,
+    ]
+    digest.update(json.dumps(head, sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:12]

@@ -1,0 +1,219 @@
+"""The run engine: turn a plan into Trial records in the store, concurrently and resumably."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.engine.budget import Budget
+from assay.engine.calls import BudgetExhausted, Caller
+from assay.engine.plan import WorkItem
+from assay.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.models.base import Message, Model, ModelError, Request, Response
+from assay.redact import scrub
+from assay.store import Store, now_iso
+
+FLUSH_EVERY_S = 0.2
+FLUSH_EVERY_ROWS = 512
+
+
+@dataclass(slots=True)
+class RunSettings:
+    """Per-call parameters and the run's limits."""
+
+    max_tokens: int = 1024
+    temperature: float = 0.0
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    retries: int = 4
+    budget_usd: float | None = None
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a run did; `exit_code` follows DESIGN.md (0 all answered, 3 incomplete)."""
+
+    run_id: str
+    total: int = 0
+    answered: int = 0
+    errored: int = 0
+    resumed: int = 0
+    not_run: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    spent_usd: float = 0.0
+    stopped: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        complete = self.answered + self.resumed == self.total
+        return EXIT_OK if complete and not self.stopped else EXIT_INCOMPLETE
+
+
+Progress = Callable[[bool], None]
+
+
+def _state(response: Response) -> dict[str, Any] | None:
+    return dict(response.state) if response.state is not None else None
+
+
+class Engine:
+    """Runs work items against their conditions' models; the store is the only writer."""
+
+    def __init__(
+        self,
+        store: Store,
+        models: dict[str, Model],
+        settings: RunSettings,
+        *,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store = store
+        self.models = models
+        self.settings = settings
+        self.budget = Budget(settings.budget_usd)
+        self.caller = Caller(
+            store,
+            self.budget,
+            concurrency=settings.concurrency,
+            retries=settings.retries,
+            backoff_initial_s=settings.backoff_initial_s,
+            backoff_max_s=settings.backoff_max_s,
+        )
+        self.progress = progress or (lambda ok: None)
+        self._stop: str | None = None
+
+    async def run(self, run_id: str, items: Iterable[WorkItem], total: int) -> RunResult:
+        """Produce every item not already answered in this run; flush as it goes."""
+        result = RunResult(run_id=run_id, total=total)
+        done = self.store.answered_keys(run_id)
+        pending = self._skip_answered(items, done, result)
+        flusher = asyncio.create_task(self._flush_periodically())
+        try:
+            workers = [
+                asyncio.create_task(self._worker(pending, run_id, result))
+                for _ in range(max(1, self.settings.concurrency))
+            ]
+            await asyncio.gather(*workers)
+        finally:
+            flusher.cancel()
+            self.store.flush()
+        result.calls = self.caller.calls
+        result.cache_hits = self.caller.cache_hits
+        result.spent_usd = self.budget.spent
+        result.stopped = self._stop
+        result.not_run = total - result.answered - result.errored - result.resumed
+        return result
+
+    def _skip_answered(
+        self, items: Iterable[WorkItem], done: set[str], result: RunResult
+    ) -> Iterator[WorkItem]:
+        for item in items:
+            if item.key in done:
+                result.resumed += 1
+                self.progress(True)
+            else:
+                yield item
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY_S)
+            self.store.flush()
+
+    async def _worker(self, items: Iterator[WorkItem], run_id: str, result: RunResult) -> None:
+        for item in items:
+            if self._stop:
+                return
+            record, detail = await self._trial(item, run_id)
+            if record is None:
+                return  # budget exhausted before the trial could start a call
+            self.store.queue_trial(run_id, item.key, item.seq, record, detail)
+            if self.store.pending() >= FLUSH_EVERY_ROWS:
+                self.store.flush()
+            if record["error"] is None:
+                result.answered += 1
+            else:
+                result.errored += 1
+                if len(result.errors) < 20:
+                    result.errors.append(
+                        f"{item.case.id} [{item.condition.name} #{item.trial}]: {record['error']}"
+                    )
+            self.progress(record["error"] is None)
+
+    async def _trial(self, item: WorkItem, run_id: str) -> tuple[dict[str, Any] | None, str | None]:
+        """Run every turn of one trial; return its record and any error detail."""
+        condition = item.condition
+        model = self.models[condition.name]
+        messages = list(item.messages)
+        turns: list[str | None] = [None, *(item.case.turns or [])]
+        input_tokens = output_tokens = 0
+        cost: float | None = 0.0
+        text = ""
+        state: dict[str, Any] | None = None
+        model_name: str | None = None
+        error: str | None = None
+        detail: str | None = None
+        started = time.perf_counter()
+        for turn in turns:
+            if turn is not None:
+                messages = [*messages, Message("assistant", text), Message("user", turn)]
+            request = Request(
+                messages=messages,
+                max_tokens=self.settings.max_tokens,
+                temperature=self.settings.temperature,
+                trial=item.trial,
+                case=item.case,
+                settings={
+                    "condition": condition.name,
+                    "skill": condition.skill,
+                    "model": condition.model,
+                    **condition.params,
+                },
+                timeout_s=self.settings.timeout_s,
+            )
+            try:
+                response = await self.caller.call(model, request)
+            except BudgetExhausted:
+                self._stop = "budget"
+                if turn is None:
+                    return None, None
+                error = "budget exhausted before the trial's last turn"
+                break
+            except ModelError as exc:
+                error, detail = scrub(str(exc)), scrub(exc.detail) if exc.detail else None
+                break
+            except Exception as exc:  # a provider bug or an agent's own exception
+                error = scrub(f"{type(exc).__name__}: {exc}")
+                detail = scrub(traceback.format_exc())
+                break
+            text = response.text
+            input_tokens += response.input_tokens
+            output_tokens += response.output_tokens
+            cost = None if cost is None or response.cost_usd is None else cost + response.cost_usd
+            state = _state(response)
+            model_name = response.model
+        record = {
+            "case_id": item.case.id,
+            "trial": item.trial,
+            "condition": condition.name,
+            "runner": condition.model,
+            "response": "" if error else text,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            "cost_usd": cost,
+            "model": model_name,
+            "latency_s": round(time.perf_counter() - started, 6),
+            "error": error,
+            "state": None if error else state,
+            "prompt_sha256": item.prompt_sha256,
+            "skill_sha256": condition.skill_sha256,
+            "run_id": run_id,
+            "created_at": now_iso(),
+        }
+        return record, detail

@@ -1,0 +1,98 @@
+"""A whole run: build the models, check the budget rules, run the plan, write the output."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.engine.plan import Condition, build_plan, run_id_for
+from assay.engine.runner import Engine, Progress, RunResult, RunSettings
+from assay.errors import InputError
+from assay.jsonl import write_jsonl
+from assay.models.base import Model
+from assay.models.registry import ModelOptions, create_model, model_price
+from assay.records import Case
+from assay.store import Store
+
+
+@dataclass(slots=True)
+class RunRequest:
+    """Everything `assay run` needs, from flags or a suite file."""
+
+    cases: Sequence[Case]
+    conditions: Sequence[Condition]
+    trials: int
+    settings: RunSettings
+    options: ModelOptions
+    allow_unmetered: bool = False
+    output: Path | None = None
+
+
+def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict[str, Model]:
+    """One model instance per distinct spec, shared by the conditions that use it."""
+    by_spec: dict[str, Model] = {}
+    models: dict[str, Model] = {}
+    for condition in conditions:
+        if condition.model not in by_spec:
+            by_spec[condition.model] = create_model(condition.model, options)
+        models[condition.name] = by_spec[condition.model]
+    return models
+
+
+def check_metered(models: dict[str, Model], allow_unmetered: bool) -> None:
+    """Refuse, before any call, a model whose cost cannot be bounded."""
+    unmetered = sorted({m.spec for m in models.values() if model_price(m) is None})
+    if unmetered and not allow_unmetered:
+        raise InputError(
+            f"ERROR: {', '.join(unmetered)}: no price is known, so the budget cannot bound its "
+            "cost; give --price IN,OUT (USD per million tokens) or pass --allow-unmetered"
+        )
+
+
+def execute(request: RunRequest, store: Store, progress: Progress | None = None) -> RunResult:
+    """Run the plan to completion (or to the budget) and write `output` from the store."""
+    if not request.cases:
+        raise InputError("ERROR: the catalogue has no cases to run")
+    names = [c.name for c in request.conditions]
+    if len(set(names)) != len(names):
+        raise InputError(f"ERROR: conditions: duplicate condition names in {names}")
+    models = build_models(request.conditions, request.options)
+    check_metered(models, request.allow_unmetered)
+    identities = {c.name: models[c.name].identity() for c in request.conditions}
+    params = {
+        "max_tokens": request.settings.max_tokens,
+        "temperature": request.settings.temperature,
+    }
+    run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
+    store.save_run(
+        run_id,
+        {
+            "conditions": [
+                {"name": c.name, "model": c.model, "skill_sha256": c.skill_sha256}
+                for c in request.conditions
+            ],
+            "identities": identities,
+            "trials": request.trials,
+            "cases": len(request.cases),
+            **params,
+        },
+    )
+    total = len(request.cases) * len(request.conditions) * request.trials
+    items = build_plan(request.cases, request.conditions, request.trials, identities)
+    engine = Engine(store, models, request.settings, progress=progress)
+
+    async def go() -> RunResult:
+        try:
+            return await engine.run(run_id, items, total)
+        finally:
+            for model in {id(m): m for m in models.values()}.values():
+                await model.aclose()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        store.flush()
+        if request.output is not None:
+            write_jsonl(request.output, store.trial_records(run_id))

@@ -1,0 +1,162 @@
+"""`openai:MODEL`: any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama,
+the llama.cpp server, LM Studio) over a lean aiohttp client.
+
+A plain aiohttp request costs a fraction of the CPU the SDK's default transport spends per
+call (see bench/engine.py), which matters at high concurrency on small machines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import aiohttp
+
+from assay.errors import InputError
+from assay.models.base import ModelError, Request, Response
+from assay.models.pricing import Price, lookup_price
+from assay.models.registry import ModelOptions
+from assay.redact import scrub
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OVERLOAD_STATUSES = {429, 503, 529}
+DETAIL_LIMIT = 4000
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    import time
+
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _uses_completion_tokens(model: str) -> bool:
+    return model.startswith(("o1", "o3", "o4", "gpt-5"))
+
+
+class OpenAIModel:
+    """Chat completions over HTTP; errors become ModelError with retry hints."""
+
+    def __init__(self, model: str, base_url: str, api_key: str | None, price: Price | None):
+        self.spec = f"openai:{model}"
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.price = price
+        self._url = f"{self.base_url}/chat/completions"
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session: aiohttp.ClientSession | None = None
+        self._tokens_key = (
+            "max_completion_tokens" if _uses_completion_tokens(model) else "max_tokens"
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"spec": self.spec, "base_url": self.base_url}
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+        return self._session
+
+    def _body(self, request: Request) -> bytes:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            self._tokens_key: request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": request.json_schema, "strict": True},
+            }
+        return json.dumps(body).encode()
+
+    async def generate(self, request: Request) -> Response:
+        timeout = aiohttp.ClientTimeout(total=request.timeout_s)
+        try:
+            async with self._client().post(
+                self._url, data=self._body(request), timeout=timeout
+            ) as reply:
+                raw = await reply.read()
+                status = reply.status
+                retry_after = parse_retry_after(reply.headers.get("Retry-After"))
+        except TimeoutError:
+            raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
+        except aiohttp.ClientError as exc:
+            raise ModelError(
+                scrub(f"connection error: {type(exc).__name__}: {exc}"), retryable=True
+            ) from None
+        if status >= 400:
+            raise self._http_error(status, raw, retry_after)
+        return self._parse(raw)
+
+    def _http_error(self, status: int, raw: bytes, retry_after: float | None) -> ModelError:
+        detail = scrub(raw[:DETAIL_LIMIT].decode("utf-8", "replace"))
+        message = f"HTTP {status}"
+        try:
+            error = json.loads(raw).get("error", {})
+            if isinstance(error, dict) and error.get("message"):
+                message += f": {scrub(str(error['message']))[:300]}"
+        except (ValueError, AttributeError):
+            pass
+        retryable = status in OVERLOAD_STATUSES or status >= 500 or status == 408
+        return ModelError(
+            message,
+            retryable=retryable,
+            overload=status in OVERLOAD_STATUSES,
+            retry_after=retry_after,
+            detail=detail,
+        )
+
+    def _parse(self, raw: bytes) -> Response:
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            usage = data.get("usage") or {}
+            input_tokens = int(usage.get("prompt_tokens") or 0)
+            output_tokens = int(usage.get("completion_tokens") or 0)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            detail = scrub(raw[:DETAIL_LIMIT].decode("utf-8", "replace"))
+            raise ModelError("malformed response body", retryable=True, detail=detail) from None
+        cost = self.price.cost(input_tokens, output_tokens) if self.price else None
+        return Response(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            model=str(data.get("model") or self.model),
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            await asyncio.sleep(0)
+
+
+def create(rest: str, options: ModelOptions) -> OpenAIModel:
+    """Factory for `openai:MODEL`; base URL from --base-url, then OPENAI_BASE_URL."""
+    if not rest:
+        raise InputError("ERROR: model spec 'openai:': name the model, e.g. openai:gpt-4o-mini")
+    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    api_key = os.environ.get("OPENAI_API_KEY")
+    if not api_key and base_url.rstrip("/") == DEFAULT_BASE_URL:
+        raise InputError("ERROR: openai: set OPENAI_API_KEY (or --base-url for a local server)")
+    price = options.price or lookup_price(rest)
+    return OpenAIModel(rest, base_url, api_key, price)

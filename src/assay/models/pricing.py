@@ -1,0 +1,79 @@
+"""Prices in USD per million input/output tokens, and worst-case cost bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.errors import InputError
+from assay.models.base import Request
+
+# Public list prices (USD per 1M tokens: input, output). `--price` overrides.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "o3": (2.00, 8.00),
+    "o4-mini": (1.10, 4.40),
+    "gpt-5": (1.25, 10.00),
+    "gpt-5-mini": (0.25, 2.00),
+    "gpt-5-nano": (0.05, 0.40),
+    "claude-opus-4": (15.00, 75.00),
+    "claude-opus-4-1": (15.00, 75.00),
+    "claude-sonnet-4": (3.00, 15.00),
+    "claude-sonnet-4-5": (3.00, 15.00),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "claude-haiku-4-5": (1.00, 5.00),
+}
+
+# Upper bound on tokens a message costs beyond its UTF-8 bytes (role markers, template).
+MESSAGE_OVERHEAD_TOKENS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million input and output tokens."""
+
+    input_per_m: float
+    output_per_m: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
+
+    def worst_case(self, request: Request) -> float:
+        """A bound no call can exceed: every byte a token, plus max_tokens of output."""
+        return self.cost(max_input_tokens(request), request.max_tokens)
+
+
+FREE = Price(0.0, 0.0)
+
+
+def max_input_tokens(request: Request) -> int:
+    """Tokens the prompt can take at most (a BPE token covers at least one byte)."""
+    return sum(len(m.content.encode()) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+
+
+def parse_price(text: str) -> Price:
+    """Parse `--price IN,OUT` (USD per million input/output tokens)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise InputError(
+            f"ERROR: --price: expected IN,OUT in USD per million tokens, got {text!r}"
+        ) from None
+    if any(v < 0 for v in values):
+        raise InputError("ERROR: --price: prices must not be negative")
+    return Price(values[0], values[1])
+
+
+def lookup_price(model_name: str) -> Price | None:
+    """The built-in price of a model, matching dated snapshots by prefix; None if unknown."""
+    best = ""
+    for name in PRICES:
+        if (model_name == name or model_name.startswith(name + "-")) and len(name) > len(best):
+            best = name
+    return Price(*PRICES[best]) if best else None

@@ -1,0 +1,173 @@
+"""The documented records (DESIGN.md): Case, Trial, Score row, Comparison, Label.
+
+Every output file assay writes is one of these, so `assay schema NAME` can print its JSON
+Schema and any stage can be re-run from stored outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+Risk = Literal["low", "medium", "high"]
+Kind = Literal["answer", "refusal", "escalation"]
+
+
+class Record(BaseModel):
+    """Strict base: JSON types are checked, never coerced ("1" is not 1)."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class ContextDoc(Record):
+    """A document the case supplies to the system under test."""
+
+    model_config = ConfigDict(extra="allow")
+    id: NonEmpty
+    text: str
+    title: str | None = None
+
+
+class Expect(Record):
+    """What deterministic scorers check a response against."""
+
+    model_config = ConfigDict(extra="forbid")
+    refuse: bool | None = None
+    escalate: bool | None = None
+    cite_one_of: list[NonEmpty] | None = None
+    retrieve: list[NonEmpty] | None = None
+    contains: list[str] | None = None
+    not_contains: list[str] | None = None
+    regex: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+class Case(Record):
+    """One evaluation case of a JSONL catalogue."""
+
+    model_config = ConfigDict(extra="allow")
+    id: NonEmpty
+    category: NonEmpty
+    prompt: NonEmpty
+    risk: Risk
+    criteria: Annotated[list[NonEmpty], Field(min_length=1)]
+    reference: str | None = None
+    context: list[ContextDoc] | None = None
+    turns: list[NonEmpty] | None = None
+    expect: Expect | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("id", "category")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("criteria")
+    @classmethod
+    def _criteria_not_blank(cls, value: list[str]) -> list[str]:
+        for index, item in enumerate(value):
+            if not item.strip():
+                raise ValueError(f"criterion {index} must not be blank")
+        return value
+
+
+class Usage(Record):
+    """Token counts of one trial (summed over its model calls)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class AgentState(Record):
+    """An agent's final state, as the deterministic scorers read it."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Kind = "answer"
+    citations: list[str] = Field(default_factory=list)
+    retrieved: list[str] = Field(default_factory=list)
+
+
+class Trial(Record):
+    """One response of the system under test to one case, under one condition."""
+
+    case_id: NonEmpty
+    trial: Annotated[int, Field(ge=1)]
+    condition: NonEmpty
+    runner: str
+    response: str
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    latency_s: float | None = None
+    error: str | None = None
+    state: AgentState | None = None
+    prompt_sha256: str | None = None
+    skill_sha256: str | None = None
+    run_id: str | None = None
+    created_at: str | None = None
+
+
+class ScoreRow(Record):
+    """Scores of one trial: one number per rubric metric (extra numeric fields)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    case_id: NonEmpty
+    trial: Annotated[int, Field(ge=1)]
+    condition: NonEmpty
+    blocker: bool = False
+    notes: str | None = None
+    source: str | None = None
+    confidence: float | None = None
+    evidence: str | list[str] | dict[str, Any] | None = None
+
+
+Winner = Literal["a", "b", "tie"]
+
+
+class Pass(Record):
+    """One judging pass of a pairwise comparison, mapped back to the original labels."""
+
+    order: Literal["ab", "ba"]
+    winner: Winner
+    confidence: float | None = None
+
+
+class Comparison(Record):
+    """A pairwise verdict between two responses to the same case and trial."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    case_id: NonEmpty
+    trial: Annotated[int, Field(ge=1)] = 1
+    a: NonEmpty
+    b: NonEmpty
+    judge: str | None = None
+    passes: list[Pass] = Field(default_factory=list)
+    verdict: Winner
+    confidence: float | None = None
+    consistent: bool | None = None
+    preference: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    len_a: Annotated[int, Field(ge=0)] | None = None
+    len_b: Annotated[int, Field(ge=0)] | None = None
+    criteria: dict[str, Any] | None = None
+
+
+class Label(Record):
+    """One rating of one item on one dimension, by a human or a judge (calibration)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    item_id: NonEmpty
+    dimension: NonEmpty
+    rater: NonEmpty
+    value: float | str
+
+    @field_validator("value")
+    @classmethod
+    def _no_bool(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("must be a number or a category, not a boolean")
+        return value

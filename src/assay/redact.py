@@ -1,0 +1,29 @@
+"""Keep secrets out of everything assay stores, prints or reports."""
+
+from __future__ import annotations
+
+import os
+import re
+
+_SECRET_NAME = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|AUTH)", re.IGNORECASE)
+_BEARER = re.compile(
+    r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?|api[_-]?key[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9._\-]{8,})"
+)
+_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
+
+
+def secret_values() -> list[str]:
+    """Values of environment variables whose names say they hold a secret."""
+    return sorted(
+        (v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8),
+        key=len,
+        reverse=True,
+    )
+
+
+def scrub(text: str) -> str:
+    """Replace secrets (environment values, bearer tokens, key-shaped strings) by `[redacted]`."""
+    for value in secret_values():
+        text = text.replace(value, "[redacted]")
+    text = _BEARER.sub(lambda m: m.group(1) + "[redacted]", text)
+    return _KEY_SHAPES.sub("[redacted]", text)

@@ -1,0 +1,24 @@
+"""JSON Schemas of every record assay reads or writes (`assay schema NAME`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from assay.records import Case, Comparison, Label, ScoreRow, Trial
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "case": Case,
+    "trial": Trial,
+    "score": ScoreRow,
+    "comparison": Comparison,
+    "label": Label,
+}
+
+
+def schema_of(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a named record."""
+    schema = SCHEMAS[name].model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

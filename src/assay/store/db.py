@@ -1,0 +1,162 @@
+"""The SQLite run store (WAL): runs, trials and the content-addressed call cache.
+
+One writer (the process driving a run) and any number of readers. Modules that own more
+records (judgments, review answers) add their tables with `Store.ensure(DDL)`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InputError
+
+DEFAULT_STORE = Path(".assay/assay.db")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    error TEXT,
+    error_detail TEXT,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX IF NOT EXISTS trials_by_seq ON trials (run_id, seq);
+CREATE TABLE IF NOT EXISTS call_cache (
+    key TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO 8601 string."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Store:
+    """A connection to the run store; writes are buffered and committed in batches."""
+
+    def __init__(self, path: Path = DEFAULT_STORE) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            self.db.executescript(SCHEMA)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+        self._pending: list[tuple[str, tuple[Any, ...]]] = []
+
+    def ensure(self, ddl: str) -> None:
+        """Create the tables and indexes a module needs (idempotent)."""
+        self.db.executescript(ddl)
+
+    # -- writes ---------------------------------------------------------------------------
+    def queue(self, sql: str, params: tuple[Any, ...]) -> None:
+        """Queue a write; it lands at the next flush()."""
+        self._pending.append((sql, params))
+
+    def flush(self) -> None:
+        """Commit queued writes in one transaction."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in pending:
+                self.db.execute(sql, params)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def save_run(self, run_id: str, config: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO runs (run_id, created_at, config) VALUES (?, ?, ?)",
+            (run_id, now_iso(), json.dumps(config, sort_keys=True)),
+        )
+
+    def queue_trial(
+        self,
+        run_id: str,
+        key: str,
+        seq: int,
+        record: dict[str, Any],
+        error_detail: str | None = None,
+    ) -> None:
+        self.queue(
+            "INSERT OR REPLACE INTO trials (run_id, key, seq, case_id, condition, trial, record,"
+            " error, error_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                key,
+                seq,
+                record["case_id"],
+                record["condition"],
+                record["trial"],
+                json.dumps(record, ensure_ascii=False),
+                record.get("error"),
+                error_detail,
+            ),
+        )
+
+    def queue_cache(self, key: str, response: dict[str, Any]) -> None:
+        self.queue(
+            "INSERT OR REPLACE INTO call_cache (key, response, created_at) VALUES (?, ?, ?)",
+            (key, json.dumps(response, ensure_ascii=False), now_iso()),
+        )
+
+    # -- reads ----------------------------------------------------------------------------
+    def answered_keys(self, run_id: str) -> set[str]:
+        """Keys of the run's trials that have an answer (errored ones are retried)."""
+        rows = self.db.execute(
+            "SELECT key FROM trials WHERE run_id = ? AND error IS NULL", (run_id,)
+        )
+        return {key for (key,) in rows}
+
+    def cached(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT response FROM call_cache WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def trial_records(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """The run's trials in plan order, each exactly once."""
+        rows = self.db.execute("SELECT record FROM trials WHERE run_id = ? ORDER BY seq", (run_id,))
+        for (record,) in rows:
+            yield json.loads(record)
+
+    def error_detail(self, run_id: str, case_id: str, condition: str, trial: int) -> str | None:
+        row = self.db.execute(
+            "SELECT error_detail FROM trials WHERE run_id = ? AND case_id = ? AND condition = ?"
+            " AND trial = ?",
+            (run_id, case_id, condition, trial),
+        ).fetchone()
+        return row[0] if row else None
+
+    def runs(self) -> list[tuple[str, str, dict[str, Any]]]:
+        rows = self.db.execute("SELECT run_id, created_at, config FROM runs ORDER BY created_at")
+        return [(r, c, json.loads(cfg)) for r, c, cfg in rows]
+
+    def close(self) -> None:
+        self.flush()
+        self.db.close()

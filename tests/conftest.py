@@ -1,0 +1,126 @@
+"""Shared fixtures: a CLI invoker, case files, and the mock model server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from mock_server import ServerConfig, serve  # noqa: E402
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def invoke(*args: str | Path) -> Result:
+    """Run the real CLI entry point in-process and capture its exit code and output."""
+    from assay.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = sys.argv
+    sys.argv = ["assay", *map(str, args)]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = argv
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli() -> Any:
+    return invoke
+
+
+def make_case(case_id: str, **extra: Any) -> dict[str, Any]:
+    case = {
+        "id": case_id,
+        "category": "general",
+        "prompt": f"Question {case_id}?",
+        "risk": "low",
+        "criteria": ["answers the question"],
+    }
+    case.update(extra)
+    return case
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cases_file(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(5)])
+
+
+class MockServerThread:
+    """The bench mock server, run on its own event loop in a background thread."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.loop = asyncio.new_event_loop()
+        self.port = 0
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.runner, self.port = self.loop.run_until_complete(serve(config))
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats") as reply:
+            return dict(json.load(reply))
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def mock_server() -> Iterator[Any]:
+    """A factory: mock_server(latency=..., rates={...}) -> a running server, stopped after."""
+    servers: list[MockServerThread] = []
+
+    def start(**kwargs: Any) -> MockServerThread:
+        server = MockServerThread(ServerConfig(**kwargs))
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -1,0 +1,419 @@
+"""The run engine: outputs, exit codes, budget, cache, resume, the OpenAI provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.engine.budget import Budget
+from assay.engine.calls import cache_key
+from assay.engine.limiter import AdaptiveLimiter
+from assay.models import Message, Request
+from assay.records import Trial
+from conftest import make_case, write_jsonl
+
+
+def read_trials(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def key_of(t: dict) -> tuple:
+    return (t["case_id"], t["condition"], t["trial"])
+
+
+def test_run_writes_every_trial_with_every_field(cli, cases_file: Path, tmp_path: Path) -> None:
+    skill = tmp_path / "skill.md"
+    skill.write_text("Answer in one sentence.")
+    out = tmp_path / "trials.jsonl"
+    store = tmp_path / "s.db"
+    result = cli(
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        "mock",
+        "--condition-skill",
+        skill,
+        "--trials",
+        2,
+        "--output",
+        out,
+        "--store",
+        store,
+    )
+    assert result.code == 0, result.stderr
+    trials = read_trials(out)
+    assert len(trials) == 5 * 2 * 2
+    assert len({key_of(t) for t in trials}) == len(trials)
+    for t in trials:
+        Trial.model_validate(t)
+        assert set(t) == set(Trial.model_fields)
+        assert t["error"] is None and t["response"]
+    base = [t for t in trials if t["condition"] == "baseline"]
+    cand = [t for t in trials if t["condition"] == "candidate"]
+    assert all(t["skill_sha256"] is None for t in base)
+    assert all(t["skill_sha256"] for t in cand)
+    assert base[0]["prompt_sha256"] != cand[0]["prompt_sha256"]
+
+
+def test_rerun_makes_no_calls_and_no_duplicates(cli, cases_file: Path, tmp_path: Path) -> None:
+    out, store = tmp_path / "t.jsonl", tmp_path / "s.db"
+    args = (
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        "mock",
+        "--trials",
+        2,
+        "--output",
+        out,
+        "--store",
+        store,
+        "--json",
+    )
+    first = cli(*args).json()
+    assert first["calls"] == 10
+    again = cli(*args).json()
+    assert again["calls"] == 0 and again["answered"] == 10
+    assert len(read_trials(out)) == 10
+    # A new run id over the same calls (one more case) is served from the call cache.
+    cases = [json.loads(x) for x in cases_file.read_text().splitlines()] + [make_case("new")]
+    write_jsonl(cases_file, cases)
+    third = cli(*args).json()
+    assert third["calls"] == 2 and third["cache_hits"] == 10 and third["answered"] == 12
+
+
+def test_edited_skill_makes_new_trials(cli, cases_file: Path, tmp_path: Path) -> None:
+    skill, store = tmp_path / "skill.md", tmp_path / "s.db"
+    skill.write_text("Version one.")
+    args = (
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        "mock",
+        "--condition-skill",
+        skill,
+        "--condition",
+        "candidate",
+        "--trials",
+        1,
+        "--store",
+        store,
+        "--json",
+    )
+    assert cli(*args).json()["calls"] == 5
+    skill.write_text("Version two.")
+    assert cli(*args).json()["calls"] == 5
+
+
+def test_unmetered_model_refused_before_any_call(
+    cli, cases_file: Path, tmp_path: Path, mock_server
+) -> None:
+    server = mock_server()
+    result = cli(
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        "openai:local-llm",
+        "--base-url",
+        server.url,
+        "--store",
+        tmp_path / "s.db",
+    )
+    assert result.code == 2 and "--allow-unmetered" in result.stderr
+    assert server.stats()["requests"] == 0
+    ok = cli(
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        "openai:local-llm",
+        "--base-url",
+        server.url,
+        "--store",
+        tmp_path / "s.db",
+        "--allow-unmetered",
+        "--trials",
+        1,
+    )
+    assert ok.code == 0, ok.stderr
+    assert server.stats()["requests"] == 5
+
+
+def test_budget_is_never_exceeded_at_high_concurrency(cli, tmp_path: Path, mock_server) -> None:
+    server = mock_server(latency=0.02)
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(200)])
+    out = tmp_path / "t.jsonl"
+    # Worst case per call: (prompt bytes + 16) input tokens + 100 output tokens at $1/M each.
+    result = cli(
+        "run",
+        "--cases",
+        cases,
+        "--model",
+        "openai:m",
+        "--base-url",
+        server.url,
+        "--price",
+        "1000,1000",
+        "--max-tokens",
+        100,
+        "--budget-usd",
+        "3",
+        "--concurrency",
+        64,
+        "--trials",
+        1,
+        "--output",
+        out,
+        "--store",
+        tmp_path / "s.db",
+        "--json",
+    )
+    assert result.code == 3
+    summary = result.json()
+    assert summary["stopped"] == "budget"
+    trials = read_trials(out)
+    spent = sum(t["cost_usd"] for t in trials)
+    assert 0 < spent <= 3.0
+    assert summary["spent_usd"] == pytest.approx(spent)
+    assert server.stats()["requests"] == len(trials) < 200
+
+
+def test_budget_reservation_unit() -> None:
+    budget = Budget(1.0)
+    assert budget.reserve(0.6)
+    assert not budget.reserve(0.5) and budget.exhausted
+    budget.settle(0.6, 0.1)
+    assert budget.remaining() == pytest.approx(0.9)
+    assert budget.reserve(0.9)
+    assert Budget(None).reserve(1e9)
+
+
+def test_cache_key_covers_every_input() -> None:
+    base = Request(messages=[Message("user", "hi")], max_tokens=10, trial=1)
+    ident = {"spec": "openai:m", "base_url": "http://a"}
+    key = cache_key(ident, base)
+    variants = [
+        cache_key({"spec": "openai:m", "base_url": "http://b"}, base),
+        cache_key({"spec": "openai:n", "base_url": "http://a"}, base),
+        cache_key(ident, Request(messages=[Message("user", "hi!")], max_tokens=10, trial=1)),
+        cache_key(ident, Request(messages=[Message("user", "hi")], max_tokens=11, trial=1)),
+        cache_key(ident, Request(messages=[Message("user", "hi")], max_tokens=10, trial=2)),
+        cache_key(ident, Request(messages=[Message("user", "hi")], max_tokens=10, temperature=0.5)),
+    ]
+    assert key == cache_key(ident, Request(messages=[Message("user", "hi")], max_tokens=10))
+    assert len({key, *variants}) == 7
+
+
+def test_limiter_halves_and_creeps_back() -> None:
+    async def go() -> None:
+        limiter = AdaptiveLimiter(8, cooldown_s=0.0)
+        limiter.on_overload()
+        assert limiter.limit == 4
+        limiter.on_overload()
+        assert limiter.limit == 2
+        for _ in range(2):
+            limiter.on_success()
+        assert limiter.limit == 3
+        for _ in range(3):
+            await limiter.acquire()
+        waiter = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        limiter.release()
+        await asyncio.wait_for(waiter, 1)
+
+    asyncio.run(go())
+
+
+def test_openai_faults_end_recorded_and_rerun_finishes(cli, tmp_path: Path, mock_server) -> None:
+    rates = {
+        "429": 0.05,
+        "429-no-retry-after": 0.03,
+        "500": 0.05,
+        "reset": 0.03,
+        "truncated": 0.02,
+        "non-json": 0.02,
+    }
+    server = mock_server(rates=rates, seed=7, retry_after=0.01)
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(60)])
+    out, store = tmp_path / "t.jsonl", tmp_path / "s.db"
+    args = (
+        "run",
+        "--cases",
+        cases,
+        "--model",
+        "openai:gpt-4o-mini",
+        "--base-url",
+        server.url,
+        "--trials",
+        2,
+        "--retries",
+        0,
+        "--concurrency",
+        16,
+        "--output",
+        out,
+        "--store",
+        store,
+        "--json",
+    )
+    first = cli(*args)
+    summary = first.json()
+    trials = read_trials(out)
+    assert len(trials) == 120 and len({key_of(t) for t in trials}) == 120
+    errored = [t for t in trials if t["error"]]
+    assert errored and first.code == 3 and summary["errored"] == len(errored)
+    assert all(t["response"] == "" and t["state"] is None for t in errored)
+    assert all(t["cost_usd"] is not None for t in trials if not t["error"])
+    # Retrying with retries on finishes the rest and keeps every answered trial as it was.
+    answered = {key_of(t): t for t in trials if not t["error"]}
+    second = cli(*args[:-1], "--retries", 8, "--json")
+    assert second.code == 0, second.stdout
+    final = read_trials(out)
+    assert len(final) == 120 and all(not t["error"] for t in final)
+    assert all(answered[key_of(t)] == t for t in final if key_of(t) in answered)
+
+
+def test_timeout_is_an_error_not_a_hang(cli, tmp_path: Path, mock_server) -> None:
+    server = mock_server(rates={"timeout": 1.0}, timeout_sleep=5)
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case("slow")])
+    out = tmp_path / "t.jsonl"
+    started = time.monotonic()
+    result = cli(
+        "run",
+        "--cases",
+        cases,
+        "--model",
+        "openai:gpt-4o-mini",
+        "--base-url",
+        server.url,
+        "--trials",
+        1,
+        "--retries",
+        0,
+        "--timeout",
+        "0.3",
+        "--output",
+        out,
+        "--store",
+        tmp_path / "s.db",
+    )
+    assert result.code == 3 and time.monotonic() - started < 4
+    assert "timeout" in read_trials(out)[0]["error"]
+
+
+def test_resume_after_sigkill(tmp_path: Path) -> None:
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(40)])
+    out, store = tmp_path / "t.jsonl", tmp_path / "s.db"
+    cmd = [
+        sys.executable,
+        "-m",
+        "assay",
+        "run",
+        "--cases",
+        str(cases),
+        "--model",
+        "mock:answer,latency=0.05",
+        "--trials",
+        "2",
+        "--concurrency",
+        "4",
+        "--output",
+        str(out),
+        "--store",
+        str(store),
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    import sqlite3
+
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if store.exists():
+            try:
+                with sqlite3.connect(store) as db:
+                    n = db.execute("SELECT count(*) FROM trials").fetchone()[0]
+            except sqlite3.DatabaseError:
+                continue
+            if n >= 10:
+                break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    resumed = read_trials(out)
+    assert len(resumed) == 80 and len({key_of(t) for t in resumed}) == 80
+    fresh_out = tmp_path / "fresh.jsonl"
+    fresh = [*cmd[:-4], "--output", str(fresh_out), "--store", str(tmp_path / "fresh.db")]
+    assert subprocess.run(fresh, env=env, capture_output=True).returncode == 0
+    strip = lambda t: {k: v for k, v in t.items() if k not in ("latency_s", "created_at")}  # noqa: E731
+    assert [strip(t) for t in resumed] == [strip(t) for t in read_trials(fresh_out)]
+
+
+def test_usage_errors_exit_2(cli, cases_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    assert (
+        cli(
+            "run", "--cases", cases_file, "--model", "mock", "--case", "nope", "--store", store
+        ).code
+        == 2
+    )
+    assert (
+        cli(
+            "run",
+            "--cases",
+            cases_file,
+            "--model",
+            "mock",
+            "--condition",
+            "candidate",
+            "--store",
+            store,
+        ).code
+        == 2
+    )
+    assert cli("run", "--cases", cases_file, "--model", "zzz:1", "--store", store).code == 2
+    assert cli("run", "--cases", cases_file, "--trials", "0", "--store", store).code == 2
+    empty = write_jsonl(tmp_path / "e.jsonl", [])
+    assert cli("run", "--cases", empty, "--model", "mock", "--store", store).code == 2
+
+
+def test_multi_turn_and_context(cli, tmp_path: Path) -> None:
+    cases = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            make_case("m", turns=["and then?"], context=[{"id": "d1", "text": "Doc text"}]),
+        ],
+    )
+    out = tmp_path / "t.jsonl"
+    assert (
+        cli(
+            "run",
+            "--cases",
+            cases,
+            "--model",
+            "mock:echo",
+            "--trials",
+            1,
+            "--output",
+            out,
+            "--store",
+            tmp_path / "s.db",
+        ).code
+        == 0
+    )
+    (trial,) = read_trials(out)
+    assert trial["response"] == "and then?"
