@@ -1,0 +1,182 @@
+"""What reviewers review: one item per case × trial, pairing condition a with condition b."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.errors import InputError
+from assay.jsonl import describe_validation_error, load_records, read_text
+from assay.records import Case, Trial
+
+Mode = str  # "scores" | "pairwise"
+MODES = ("scores", "pairwise")
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """Identifies a review item; the same key as the cascade's `review_queue` rows."""
+
+    case_id: str
+    trial: int
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One case × trial with the two conditions' trials (either may be missing)."""
+
+    index: int
+    key: ItemKey
+    case: Case | None
+    trial_a: Trial | None
+    trial_b: Trial | None
+
+    def trial_of(self, condition: str) -> Trial | None:
+        return self.trial_a if condition == self.key.a else self.trial_b
+
+    def scorable(self, condition: str) -> bool:
+        """A condition's response can be scored: it exists and did not error."""
+        trial = self.trial_of(condition)
+        return trial is not None and trial.error is None
+
+    def answerable(self, mode: Mode) -> bool:
+        """Whether the item asks anything of a reviewer in this mode."""
+        a_ok, b_ok = self.scorable(self.key.a), self.scorable(self.key.b)
+        return (a_ok and b_ok) if mode == "pairwise" else (a_ok or b_ok)
+
+
+@dataclass(frozen=True)
+class ReviewSet:
+    """Items loaded for one review session; `dataset` keys answers in the store."""
+
+    dataset: str
+    items: list[ReviewItem]
+    conditions: list[str]
+
+
+def build_items(
+    trials: Iterable[Trial], cases: Iterable[Case], a: str, b: str, source: str
+) -> tuple[list[ReviewItem], list[str]]:
+    """Pair the trials of conditions a and b per case × trial, in catalogue order.
+
+    Returns the items and every condition seen. Duplicate trials are an input error.
+    """
+    by_key: dict[tuple[str, int, str], Trial] = {}
+    seen_conditions: list[str] = []
+    pairs: list[tuple[str, int]] = []
+    for trial in trials:
+        key = (trial.case_id, trial.trial, trial.condition)
+        if key in by_key:
+            raise InputError(
+                f"ERROR: {source}: duplicate trial {trial.trial} of case {trial.case_id!r}"
+                f" under condition {trial.condition!r}"
+            )
+        by_key[key] = trial
+        if trial.condition not in seen_conditions:
+            seen_conditions.append(trial.condition)
+        if trial.condition in (a, b) and (trial.case_id, trial.trial) not in pairs:
+            pairs.append((trial.case_id, trial.trial))
+    case_list = list(cases)
+    case_by_id = {c.id: c for c in case_list}
+    rank = {c.id: i for i, c in enumerate(case_list)}
+    pairs.sort(key=lambda p: (rank.get(p[0], len(rank)), p[0], p[1]))
+    items = [
+        ReviewItem(
+            index=i,
+            key=ItemKey(case_id, number, a, b),
+            case=case_by_id.get(case_id),
+            trial_a=by_key.get((case_id, number, a)),
+            trial_b=by_key.get((case_id, number, b)),
+        )
+        for i, (case_id, number) in enumerate(pairs)
+    ]
+    return items, seen_conditions
+
+
+def check_conditions(conditions: list[str], a: str, b: str, mode: Mode, source: str) -> None:
+    """Pairwise needs both conditions present; scoring needs at least one."""
+    if a == b:
+        raise InputError(f"ERROR: --a/--b: the two conditions must differ (both {a!r})")
+    present = ", ".join(conditions) or "none"
+    missing = [c for c in (a, b) if c not in conditions]
+    if mode == "pairwise" and missing:
+        raise InputError(
+            f"ERROR: {source}: no trials of condition {missing[0]!r} to compare"
+            f" (conditions present: {present}); pick them with --a and --b"
+        )
+    if len(missing) == 2:
+        raise InputError(
+            f"ERROR: {source}: no trials of condition {a!r} or {b!r}"
+            f" (conditions present: {present}); pick them with --a and --b"
+        )
+
+
+def file_dataset(path: Path, trials: list[Trial]) -> str:
+    """The run id the trials share, else a digest of the file (answers key on it)."""
+    run_ids = {t.run_id for t in trials}
+    if len(run_ids) == 1 and None not in run_ids:
+        return str(next(iter(run_ids)))
+    digest = hashlib.sha256(read_text(path).encode("utf-8")).hexdigest()[:16]
+    return f"file:{digest}"
+
+
+def load_run_trials(records: Iterable[dict[str, object]], run_id: str) -> list[Trial]:
+    """Validate the store's trial records of a run."""
+    trials = []
+    for number, record in enumerate(records, start=1):
+        try:
+            trials.append(Trial.model_validate(record))
+        except ValidationError as exc:
+            details = "; ".join(describe_validation_error(exc))
+            raise InputError(f"ERROR: run {run_id}: trial {number}: {details}") from None
+    if not trials:
+        raise InputError(f"ERROR: --run: run {run_id!r} has no trials in the store")
+    return trials
+
+
+def load_trials_file(path: Path) -> list[Trial]:
+    trials = [trial for _, trial in load_records(path, Trial)]
+    if not trials:
+        raise InputError(f"ERROR: {path}: the file has no trials")
+    return trials
+
+
+def open_review_set(
+    *,
+    trials_path: Path | None,
+    cases_path: Path,
+    run_id: str | None,
+    store_path: Path,
+    a: str,
+    b: str,
+    mode: Mode,
+) -> ReviewSet:
+    """Load the trials (a file, or a run in the store) and the cases into review items."""
+    from assay.cases import load_cases
+    from assay.store import Store
+
+    if mode not in MODES:
+        raise InputError(f"ERROR: --mode: must be one of {', '.join(MODES)}, got {mode!r}")
+    if (trials_path is None) == (run_id is None):
+        raise InputError("ERROR: give either --trials FILE (with --cases) or --run RUN_ID")
+    cases = load_cases(cases_path)
+    if run_id is not None:
+        store = Store(store_path)
+        try:
+            trials = load_run_trials(store.trial_records(run_id), run_id)
+        finally:
+            store.close()
+        dataset, source = run_id, f"run {run_id}"
+    else:
+        assert trials_path is not None
+        trials = load_trials_file(trials_path)
+        dataset, source = file_dataset(trials_path, trials), str(trials_path)
+    items, conditions = build_items(trials, cases, a, b, source)
+    check_conditions(conditions, a, b, mode, source)
+    return ReviewSet(dataset=dataset, items=items, conditions=conditions)

@@ -1,0 +1,123 @@
+"""Access control and hardening of the review app.
+
+- Beyond loopback the app needs a token; with one, every request must carry it (Bearer
+  header, the cookie, or `?token=` once, which sets the cookie) or gets 401.
+- Every response carries a strict Content-Security-Policy and the usual hardening headers.
+- Every POST carries a CSRF token derived from the browser's session cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from urllib.parse import urlencode
+
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp
+
+TOKEN_COOKIE = "assay_review_token"
+SESSION_COOKIE = "assay_review_session"
+CSRF_FIELD = "csrf"
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self';"
+    " frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and localhost; anything else reaches the network."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _same(supplied: str | None, expected: str) -> bool:
+    return supplied is not None and hmac.compare_digest(
+        supplied.encode("utf-8"), expected.encode("utf-8")
+    )
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+class Csrf:
+    """CSRF tokens bound to the browser's session cookie by an HMAC with a server secret."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self.secret = secret or secrets.token_bytes(32)
+
+    def token_for(self, session: str) -> str:
+        return hmac.new(self.secret, session.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def valid(self, session: str | None, token: str | None) -> bool:
+        return bool(session) and _same(token, self.token_for(session or ""))
+
+
+class SecurityMiddleware(BaseHTTPMiddleware):
+    """Token check, session cookie and hardening headers for every request and response."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        super().__init__(app)
+        self.token = token
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        response = await self._respond(request, call_next)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers[name] = value
+        return response
+
+    async def _respond(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        set_token = False
+        if self.token is not None:
+            from_query = request.query_params.get("token")
+            if _same(from_query, self.token):
+                set_token = True
+                if request.method == "GET":  # drop the token from the address bar
+                    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                    target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
+                    redirect = RedirectResponse(target, status_code=303)
+                    self._set_token_cookie(redirect)
+                    return redirect
+            elif not (
+                _same(_bearer(request), self.token)
+                or _same(request.cookies.get(TOKEN_COOKIE), self.token)
+            ):
+                return PlainTextResponse(
+                    "401 Unauthorized: this review server needs its token (an Authorization:"
+                    " Bearer header, or ?token=TOKEN once in the address).\n",
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="assay review"'},
+                )
+        session = request.cookies.get(SESSION_COOKIE)
+        new_session = None if session else secrets.token_urlsafe(32)
+        request.state.session = session or new_session
+        response = await call_next(request)
+        if new_session:
+            response.set_cookie(
+                SESSION_COOKIE, new_session, httponly=True, samesite="strict", path="/"
+            )
+        if set_token:
+            self._set_token_cookie(response)
+        return response
+
+    def _set_token_cookie(self, response: Response) -> None:
+        assert self.token is not None
+        response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path="/")

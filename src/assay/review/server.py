@@ -1,0 +1,45 @@
+"""Serve the review app with uvicorn on a socket bound up front (so port 0 works)."""
+
+from __future__ import annotations
+
+import socket
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from assay.errors import InputError
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise InputError(
+            f"ERROR: --host/--port: cannot listen on {host}:{port}: {exc.strerror}"
+        ) from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def make_server(app: ASGIApp) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", server_header=False, access_log=False
+    )
+    return uvicorn.Server(config)
+
+
+def serve(app: ASGIApp, sock: socket.socket) -> None:
+    """Run until interrupted (Ctrl+C)."""
+    make_server(app).run(sockets=[sock])
