@@ -404,3 +404,37 @@ def test_reviewer_form_sets_the_reviewer(files: dict[str, Path]) -> None:
     assert "reviewer: <strong>carol</strong>" in client.get("/item/0").text
     bad = client.post("/reviewer", data={"csrf": token, "reviewer": "<b>x</b>"})
     assert bad.status_code == 400
+
+
+def test_serve_command_runs_and_stops_on_interrupt(files: dict[str, Path]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    command = [sys.executable, "-m", "assay", "review", "--trials", str(files["trials"]),
+               "--cases", str(files["cases"]), "--store", str(files["store"]), "--port", "0"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        match = re.match(r"review: (http://127\.0\.0\.1:\d+/) \(4 items, 4 to review", first)
+        assert match, first
+        with urllib.request.urlopen(match.group(1) + "?reviewer=ann", timeout=10) as reply:
+            assert reply.status == 200
+            assert reply.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_short_tokens_are_refused(files: dict[str, Path], cli: Any) -> None:
+    result = cli("review", "serve", "--trials", files["trials"], "--cases", files["cases"],
+                 "--store", files["store"], "--host", "0.0.0.0", "--token", "abc")  # fmt: skip
+    assert result.code == 2 and "--token: use at least 12 characters" in result.stderr

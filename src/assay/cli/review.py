@@ -79,8 +79,9 @@ def _serve(
     )
     if token is not None:
         out("every request needs the token: open the address once with ?token=TOKEN")
-    out(f"answers: {store}")
+    out(f"answers: {store} (dataset {review.dataset})")
     serve(asgi, sock)
+    out("review: stopped; every answer is in the store")
 
 
 @review_app.callback(invoke_without_command=True)
@@ -128,9 +129,13 @@ def export_command(
     comparisons: Annotated[
         Path | None, typer.Option(help="Also write Comparisons (pairwise answers) here.")
     ] = None,
-    run: Annotated[
+    dataset: Annotated[
         str | None,
-        typer.Option("--run", help="Only answers about this run (or trials-file dataset id)."),
+        typer.Option(
+            "--dataset",
+            "--run",
+            help="Only answers about this run id (or the dataset id `serve` printed).",
+        ),
     ] = None,
     reviewer: Annotated[
         list[str] | None, typer.Option(help="Only this reviewer's answers (repeatable).")
@@ -146,7 +151,7 @@ def export_command(
         raise InputError("ERROR: --output/--labels/--comparisons: each needs its own file")
     if not store.exists():
         raise InputError(f"ERROR: {store}: no store here (pass --store PATH)")
-    answers = ReviewStore(store).answers(dataset=run)
+    answers = ReviewStore(store).answers(dataset=dataset)
     if reviewer:
         answers = [x for x in answers if x.reviewer in set(reviewer)]
     summary = export(answers, output, labels, comparisons)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 
 import uvicorn
@@ -41,5 +42,7 @@ def make_server(app: ASGIApp) -> uvicorn.Server:
 
 
 def serve(app: ASGIApp, sock: socket.socket) -> None:
-    """Run until interrupted (Ctrl+C)."""
-    make_server(app).run(sockets=[sock])
+    """Run until interrupted: Ctrl+C (or SIGTERM) is the normal way to stop, so exit 0."""
+    # uvicorn re-raises the signal it handled once it has shut down cleanly
+    with contextlib.suppress(KeyboardInterrupt):
+        make_server(app).run(sockets=[sock])
