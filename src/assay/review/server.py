@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
+import threading
+from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -41,8 +44,17 @@ def make_server(app: ASGIApp) -> uvicorn.Server:
     return uvicorn.Server(config)
 
 
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(app: ASGIApp, sock: socket.socket) -> None:
-    """Run until interrupted: Ctrl+C (or SIGTERM) is the normal way to stop, so exit 0."""
-    # uvicorn re-raises the signal it handled once it has shut down cleanly
+    """Run until Ctrl+C or SIGTERM, the normal ways to stop a server (so: exit 0).
+
+    uvicorn shuts down cleanly on either signal, then re-raises it to the handler that was
+    there before; ours turns SIGTERM into the same quiet stop as Ctrl+C.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stopped)
     with contextlib.suppress(KeyboardInterrupt):
         make_server(app).run(sockets=[sock])
