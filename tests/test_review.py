@@ -62,7 +62,7 @@ def make_client(
         mode=mode,
     )
     config = ReviewConfig(review=review, store=ReviewStore(files["store"]), mode=mode, token=token)
-    return TestClient(create_app(config), follow_redirects=False)
+    return TestClient(create_app(config), base_url="http://127.0.0.1:8765", follow_redirects=False)
 
 
 def csrf_of(html: str) -> str:
@@ -376,6 +376,24 @@ def test_every_response_has_the_security_headers(files: dict[str, Path]) -> None
     html = client.get("/item/0").text
     assert "<script>" not in html and " style=" not in html and "<style" not in html
     assert re.search(r" on[a-z]+=", html) is None
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "127.0.0.2"])
+def test_loopback_host_headers_are_served(files: dict[str, Path], host: str) -> None:
+    client = make_client(files)
+    assert client.get("/", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["evil.example:8765", "evil.example", "10.0.0.1:8765", ""])
+def test_other_host_headers_are_refused_without_token(files: dict[str, Path], host: str) -> None:
+    """DNS rebinding: a page on evil.example resolved to 127.0.0.1 gets nothing."""
+    client = make_client(files)
+    reply = client.get("/", headers={"Host": host})
+    assert reply.status_code == 403
+    assert reply.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    with_token = make_client(files, token=TOKEN)  # a token-guarded server may have any name
+    reply = with_token.get("/", headers={"Host": host, "Authorization": f"Bearer {TOKEN}"})
+    assert reply.status_code == 200
 
 
 def test_posts_need_the_csrf_token(files: dict[str, Path]) -> None:

@@ -4,6 +4,8 @@
   header, the cookie, or `?token=` once, which sets the cookie) or gets 401.
 - Every response carries a strict Content-Security-Policy and the usual hardening headers.
 - Every POST carries a CSRF token derived from the browser's session cookie.
+- Without a token, only loopback Host headers are served, so a web page that rebinds its
+  own domain name to 127.0.0.1 (DNS rebinding) cannot read or drive the app.
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _hostname(host_header: str) -> str:
+    """The host part of a Host header: `[::1]:8765` -> `::1`, `localhost:80` -> `localhost`."""
+    if host_header.startswith("["):
+        return host_header[1:].split("]", 1)[0]
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
 def _same(supplied: str | None, expected: str) -> bool:
     return supplied is not None and hmac.compare_digest(
         supplied.encode("utf-8"), expected.encode("utf-8")
@@ -86,6 +95,12 @@ class SecurityMiddleware(BaseHTTPMiddleware):
 
     async def _respond(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         set_token = False
+        if self.token is None and not is_loopback(_hostname(request.headers.get("host", ""))):
+            return PlainTextResponse(
+                "403 Forbidden: without --token this server answers only to a loopback address"
+                " (127.0.0.1, localhost, [::1]).\n",
+                status_code=403,
+            )
         if self.token is not None:
             from_query = request.query_params.get("token")
             if _same(from_query, self.token):
