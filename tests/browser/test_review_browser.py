@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -16,28 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import launch, needs_chromium
 
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
 from assay.review.server import bind, make_server, url_of
 
-CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 METRICS = ["correctness", "autonomy", "actionability", "safety", "concision"]
 TOKEN = "browser-test-token-123"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists(),
-    reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)",
-)
+pytestmark = needs_chromium
 
 CASES = [
     {
@@ -159,12 +145,7 @@ def live(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from launch()
 
 
 class Watch:
