@@ -226,6 +226,9 @@ def test_keyboard_review_lands_in_the_export(
         answered += 1
     assert page.url.endswith("/done")
     assert answered == 4
+    page.keyboard.press("Enter")  # back to the start page: progress and agreement
+    page.wait_for_url(f"{server.url}/")
+    assert "kim" in page.locator("table.reviewers").inner_text()
     assert not watch.console_errors and not watch.page_errors and not watch.dialogs
     context.close()
 

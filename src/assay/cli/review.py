@@ -54,6 +54,7 @@ def _serve(
     store: Path,
 ) -> None:
     from assay.review import ReviewConfig, ReviewStore, create_app, is_loopback, open_review_set
+    from assay.review.items import parse_mode
     from assay.review.server import bind, serve, url_of
 
     if token is not None and len(token) < MIN_TOKEN:
@@ -69,10 +70,11 @@ def _serve(
     review = open_review_set(
         trials_path=trials, cases_path=cases, run_id=run, store_path=store, a=a, b=b, mode=mode
     )
-    config = ReviewConfig(review=review, store=ReviewStore(store), mode=mode, token=token)
+    checked = parse_mode(mode)
+    config = ReviewConfig(review=review, store=ReviewStore(store), mode=checked, token=token)
     asgi = create_app(config)
     sock = bind(host, port)
-    answerable = sum(1 for i in review.items if i.answerable(mode))
+    answerable = sum(1 for i in review.items if i.answerable(checked))
     out(
         f"review: {url_of(sock)} ({len(review.items)} items, {answerable} to review, {mode} mode;"
         " Ctrl+C stops)"

@@ -24,6 +24,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from assay.review.agreement import Agreement, pairwise_agreement, score_agreement
+from assay.review.forms import (
+    FormError,
+    parse_pairwise,
+    parse_scores,
+    posted_answer,
+    response_slots,
+    shown_winner,
+)
 from assay.review.items import ItemKey, Mode, ReviewItem, ReviewSet
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
 from assay.review.rubric import DEFAULT_RUBRIC, SCALE, Rubric
@@ -33,7 +41,6 @@ from assay.review.storage import ReviewStore
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "assay_reviewer"
 REVIEWER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
-MAX_NOTES = 10_000
 
 
 @dataclass
@@ -47,10 +54,6 @@ class ReviewConfig:
     token: str | None = None
     title: str = "assay review"
     first: dict[ItemKey, str] = field(default_factory=dict)
-
-
-class FormError(ValueError):
-    """A posted answer that cannot be saved; the page is shown again with the message."""
 
 
 def _templates() -> Environment:
@@ -240,7 +243,7 @@ def create_app(config: ReviewConfig) -> Starlette:
             reviewer=reviewer,
             item=item,
             case=item.case,
-            slots=_slots(config, item, answer),
+            slots=response_slots(config, item, answer),
             rubric=config.rubric,
             scale=SCALE,
             position=position + 1,
@@ -251,7 +254,7 @@ def create_app(config: ReviewConfig) -> Starlette:
             flagged=item.index in flagged,
             previous=previous,
             following=following,
-            winner=_shown_winner(config, item, answer),
+            winner=shown_winner(config, item, answer),
             pair_notes=(answer or {}).get("notes", "") if config.mode == "pairwise" else "",
             error=error,
             can_answer=item.answerable(config.mode),
@@ -280,12 +283,12 @@ def create_app(config: ReviewConfig) -> Starlette:
             return bad_request(request, "This item has nothing to answer: its trials errored.")
         try:
             answer = (
-                _parse_pairwise(config, item, form)
+                parse_pairwise(config, item, form)
                 if config.mode == "pairwise"
-                else _parse_scores(config, item, form)
+                else parse_scores(config, item, form)
             )
         except FormError as exc:
-            return await item_page(request, _partial(config, item, form), str(exc))
+            return await item_page(request, posted_answer(config, item, form), str(exc))
         await run_in_threadpool(
             config.store.save_answer,
             config.review.dataset,
@@ -311,124 +314,3 @@ def create_app(config: ReviewConfig) -> Starlette:
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     return Starlette(routes=routes, middleware=[Middleware(SecurityMiddleware, token=config.token)])
-
-
-# -- presentation and parsing --------------------------------------------------------------
-def _conditions_shown(config: ReviewConfig, item: ReviewItem) -> list[str]:
-    """Condition names in the order shown (Response 1, Response 2): server side only."""
-    first = config.first.get(item.key, item.key.a)
-    second = item.key.b if first == item.key.a else item.key.a
-    return [first, second]
-
-
-def _slots(
-    config: ReviewConfig, item: ReviewItem, answer: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    """What the page shows per response; no condition name ever goes in here."""
-    slots = []
-    responses = (answer or {}).get("responses", {})
-    for number, condition in enumerate(_conditions_shown(config, item), start=1):
-        trial = item.trial_of(condition)
-        given = responses.get(condition, {})
-        slots.append(
-            {
-                "number": number,
-                "missing": trial is None,
-                "error": trial.error if trial is not None else None,
-                "text": trial.response if trial is not None else "",
-                "scorable": item.scorable(condition),
-                "scores": given.get("scores", {}),
-                "blocker": bool(given.get("blocker")),
-                "notes": given.get("notes") or "",
-            }
-        )
-    return slots
-
-
-def _shown_winner(config: ReviewConfig, item: ReviewItem, answer: dict[str, Any] | None) -> str:
-    """A stored verdict ("a"/"b"/"tie") as the reviewer saw it: "1", "2" or "tie"."""
-    if config.mode != "pairwise" or not answer or "winner" not in answer:
-        return ""
-    winner = answer["winner"]
-    if winner == "tie":
-        return "tie"
-    condition = item.key.a if winner == "a" else item.key.b
-    return str(_conditions_shown(config, item).index(condition) + 1)
-
-
-def _text(form: FormData, name: str) -> str:
-    value = form.get(name)
-    text = value if isinstance(value, str) else ""
-    if len(text) > MAX_NOTES:
-        raise FormError(f"Notes are limited to {MAX_NOTES} characters.")
-    return text.strip()
-
-
-def _parse_scores(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict[str, Any]:
-    responses: dict[str, Any] = {}
-    missing: list[str] = []
-    for number, condition in enumerate(_conditions_shown(config, item), start=1):
-        if not item.scorable(condition):
-            continue
-        scores: dict[str, int] = {}
-        for metric in config.rubric.metrics:
-            raw = form.get(f"r{number}_{metric.name}")
-            if isinstance(raw, str) and raw.isdigit() and int(raw) in SCALE:
-                scores[metric.name] = int(raw)
-            else:
-                missing.append(f"Response {number}: {metric.label}")
-        responses[condition] = {
-            "scores": scores,
-            "blocker": form.get(f"r{number}_blocker") == "on",
-            "notes": _text(form, f"r{number}_notes"),
-        }
-    if missing:
-        raise FormError("Score every metric from 1 to 5. Missing: " + ", ".join(missing) + ".")
-    return {"responses": responses, "first": _conditions_shown(config, item)[0]}
-
-
-def _parse_pairwise(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict[str, Any]:
-    shown = _conditions_shown(config, item)
-    raw = form.get("winner")
-    if raw == "tie":
-        winner = "tie"
-    elif raw in ("1", "2"):
-        winner = "a" if shown[int(str(raw)) - 1] == item.key.a else "b"
-    else:
-        raise FormError("Pick Response 1, Response 2 or a tie.")
-    trial_a, trial_b = item.trial_of(item.key.a), item.trial_of(item.key.b)
-    return {
-        "winner": winner,
-        "first": shown[0],
-        "notes": _text(form, "notes"),
-        "len_a": len(trial_a.response) if trial_a else 0,
-        "len_b": len(trial_b.response) if trial_b else 0,
-    }
-
-
-def _partial(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict[str, Any]:
-    """What was posted, in the stored answer's shape, to show the form again as it was."""
-    shown = _conditions_shown(config, item)
-    if config.mode == "pairwise":
-        raw = form.get("winner")
-        notes = form.get("notes")
-        partial: dict[str, Any] = {"notes": notes if isinstance(notes, str) else ""}
-        if raw in ("1", "2"):
-            partial["winner"] = "a" if shown[int(str(raw)) - 1] == item.key.a else "b"
-        elif raw == "tie":
-            partial["winner"] = "tie"
-        return partial
-    responses = {}
-    for number, condition in enumerate(shown, start=1):
-        scores = {}
-        for metric in config.rubric.metrics:
-            raw = form.get(f"r{number}_{metric.name}")
-            if isinstance(raw, str) and raw.isdigit() and int(raw) in SCALE:
-                scores[metric.name] = int(raw)
-        notes = form.get(f"r{number}_notes")
-        responses[condition] = {
-            "scores": scores,
-            "blocker": form.get(f"r{number}_blocker") == "on",
-            "notes": notes if isinstance(notes, str) else "",
-        }
-    return {"responses": responses}

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -13,8 +14,16 @@ from assay.errors import InputError
 from assay.jsonl import describe_validation_error, load_records, read_text
 from assay.records import Case, Trial
 
-Mode = str  # "scores" | "pairwise"
-MODES = ("scores", "pairwise")
+Mode = Literal["scores", "pairwise"]
+MODES: tuple[Mode, ...] = ("scores", "pairwise")
+
+
+def parse_mode(text: str) -> Mode:
+    """`scores` or `pairwise`; anything else is a usage error."""
+    for mode in MODES:
+        if text == mode:
+            return mode
+    raise InputError(f"ERROR: --mode: must be one of {', '.join(MODES)}, got {text!r}")
 
 
 @dataclass(frozen=True)
@@ -155,14 +164,13 @@ def open_review_set(
     store_path: Path,
     a: str,
     b: str,
-    mode: Mode,
+    mode: str,
 ) -> ReviewSet:
     """Load the trials (a file, or a run in the store) and the cases into review items."""
     from assay.cases import load_cases
     from assay.store import Store
 
-    if mode not in MODES:
-        raise InputError(f"ERROR: --mode: must be one of {', '.join(MODES)}, got {mode!r}")
+    checked = parse_mode(mode)
     if (trials_path is None) == (run_id is None):
         raise InputError("ERROR: give either --trials FILE (with --cases) or --run RUN_ID")
     cases = load_cases(cases_path)
@@ -178,5 +186,5 @@ def open_review_set(
         trials = load_trials_file(trials_path)
         dataset, source = file_dataset(trials_path, trials), str(trials_path)
     items, conditions = build_items(trials, cases, a, b, source)
-    check_conditions(conditions, a, b, mode, source)
+    check_conditions(conditions, a, b, checked, source)
     return ReviewSet(dataset=dataset, items=items, conditions=conditions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.review.items import ReviewItem
+from assay.review.items import Mode, ReviewItem
 from assay.review.storage import QueuedItem
 
 
@@ -24,7 +24,7 @@ def flagged_indexes(items: Sequence[ReviewItem], queued: Sequence[QueuedItem]) -
 
 
 def next_unanswered(
-    order: Sequence[ReviewItem], answered: set[int], mode: str, after: int | None = None
+    order: Sequence[ReviewItem], answered: set[int], mode: Mode, after: int | None = None
 ) -> ReviewItem | None:
     """The first answerable item this reviewer has not answered, after `after` then wrapping."""
     start = 0

@@ -94,8 +94,10 @@
     var key = event.key;
     if (page === "index") {
       if (key === "Enter" && target === document.body) { event.preventDefault(); follow("start"); }
+      if (key === "/") { var id = document.getElementById("reviewer-id"); if (id) { event.preventDefault(); id.focus(); } }
       return;
     }
+    if (key === "h" || (page === "done" && key === "Enter")) { event.preventDefault(); window.location.assign("/"); return; }
     if (page !== "item") { return; }
     if (key === "Enter") {
       if (target && (target.tagName === "A" || target.tagName === "BUTTON" || target.tagName === "SUMMARY")) { return; }
