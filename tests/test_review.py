@@ -291,6 +291,14 @@ def test_export_writes_valid_scores_labels_and_comparisons(
     assert comparison["verdict"] == "tie" and comparison["judge"] == "human:bob"
     assert comparison["passes"][0]["order"] in ("ab", "ba")
     assert comparison["len_a"] == len("first answer 1 <script>alert(1)</script>")
+    # narrowed to one reviewer, or to a dataset that has no answers
+    only = out / "bob.jsonl"
+    result = cli("review", "export", "--store", files["store"], "--output", only,
+                 "--comparisons", out / "bob-c.jsonl", "--reviewer", "bob", "--json")  # fmt: skip
+    assert (result.json()["scores"], result.json()["comparisons"]) == (0, 1)
+    result = cli("review", "export", "--store", files["store"], "--output", only, "--dataset", "x")
+    assert result.code == 0 and "no review answers in the store match" in result.stderr
+    assert only.read_text() == ""
 
 
 def test_export_refuses_one_file_for_two_outputs(files: dict[str, Path], cli: Any) -> None:
