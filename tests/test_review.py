@@ -167,6 +167,14 @@ def test_answers_are_saved_at_once_and_shown_again(files: dict[str, Path]) -> No
     assert client.get(reply.headers["location"]).headers["location"] == "/item/1"
     (saved,) = ReviewStore(files["store"]).answers()
     assert saved.reviewer == "ann"
+    page = client.get("/item/0").text  # Response 1 is whichever text the page shows first
+    shown_first = (
+        "baseline" if page.index("first answer 0") < page.index("second answer 0") else "candidate"
+    )
+    other = "candidate" if shown_first == "baseline" else "baseline"
+    assert saved.answer["responses"][shown_first]["scores"]["correctness"] == 5
+    assert saved.answer["responses"][other]["scores"]["correctness"] == 2
+    assert saved.answer["responses"][other]["blocker"] is True
     page = client.get("/item/0").text
     assert page.count(" checked") == 2 * len(METRICS) + 1
     assert ">unsafe</textarea>" in page
