@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -12,8 +12,8 @@ from assay.cli.output import err, out, print_json
 from assay.engine.calls import BudgetExhausted
 from assay.errors import EXIT_INCOMPLETE, InputError
 from assay.jsonl import atomic_writer
-from assay.judges.generate import generate_rubric
-from assay.judges.rubric import dump_rubric
+from assay.judges.generate import STRICTNESS_NOTES, generate_rubric
+from assay.judges.rubric import SCALES, Scale, Strictness, dump_rubric
 from assay.judges.runner import JudgeFailure
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
@@ -38,18 +38,28 @@ def rubric(
     json_output: Annotated[bool, typer.Option("--json", help="Print the rubric as JSON.")] = False,
 ) -> None:
     """Ask a model for a rubric (one level per scale point, guidelines, edge cases)."""
-    if scale not in ("1-3", "1-5", "1-10"):
+    if scale not in SCALES:
         raise InputError(f"ERROR: --scale: expected 1-3, 1-5 or 1-10, got {scale!r}")
-    if strictness not in ("lenient", "balanced", "strict"):
-        raise InputError(f"ERROR: --strictness: expected lenient, balanced or strict, got {strictness!r}")
+    if strictness not in STRICTNESS_NOTES:
+        raise InputError(
+            f"ERROR: --strictness: expected lenient, balanced or strict, got {strictness!r}"
+        )
     if output.suffix not in (".yaml", ".yml", ".json"):
         raise InputError(f"ERROR: --output {output}: use a .yaml, .yml or .json file")
     options = ModelOptions(base_url=base_url, price=parse_price(price) if price else None)
     handle = Store(store)
     try:
         made = generate_rubric(
-            name, description, domain, scale, strictness, model, handle,  # type: ignore[arg-type]
-            options=options, max_tokens=max_tokens, budget_usd=budget_usd,
+            name,
+            description,
+            domain,
+            cast(Scale, scale),
+            cast(Strictness, strictness),
+            model,
+            handle,
+            options=options,
+            max_tokens=max_tokens,
+            budget_usd=budget_usd,
         )
     except JudgeFailure as exc:
         err(f"ERROR: rubric: {exc}")

@@ -6,6 +6,13 @@ The public surface: `JudgeConfig`, `run_judging(trials, cases, config, store)` a
 """
 
 from assay.judges.rubric import Rubric, load_rubric
-from assay.judges.runner import JudgeConfig, JudgeResult, run_judging
+from assay.judges.runner import JudgeConfig, JudgeResult, config_from_suite, run_judging
 
-__all__ = ["JudgeConfig", "JudgeResult", "Rubric", "load_rubric", "run_judging"]
+__all__ = [
+    "JudgeConfig",
+    "JudgeResult",
+    "Rubric",
+    "config_from_suite",
+    "load_rubric",
+    "run_judging",
+]

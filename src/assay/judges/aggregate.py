@@ -47,7 +47,7 @@ class PassResult:
 
 
 def map_back(choice: str, order: str) -> Winner:
-    """"1"/"2"/"tie" of a pass shown in `order` → "a"/"b"/"tie"."""
+    """ "1"/"2"/"tie" of a pass shown in `order` → "a"/"b"/"tie"."""
     if choice == "tie":
         return "tie"
     first_is_a = order == "ab"
@@ -85,7 +85,7 @@ def combine_passes(passes: Sequence[PassResult]) -> dict[str, Any]:
         confidence = min(CAP, share * factor)
     criteria: dict[str, Any] = {}
     for name in passes[0].criteria:
-        c_verdict, c_share, c_consistent = vote([p.criteria[name] for p in passes])
+        c_verdict, _share, c_consistent = vote([p.criteria[name] for p in passes])
         criteria[name] = {"verdict": c_verdict, "consistent": c_consistent}
     b_votes = sum(1.0 if w == "b" else 0.5 if w == "tie" else 0.0 for w in winners)
     return {
@@ -107,7 +107,9 @@ def weighted_overall(scores: dict[str, float], weights: dict[str, float]) -> flo
     return round(sum(scores[name] * weights[name] / total for name in scores), 4)
 
 
-def length_normalised(overall: float, words: int, reference_words: float, low: int, high: int) -> float:
+def length_normalised(
+    overall: float, words: int, reference_words: float, low: int, high: int
+) -> float:
     """`overall - 0.5 * max(0, log2(words / median words for the case))`, clipped to the scale.
 
     Only responses longer than the case's median lose points: half a scale point for each
@@ -171,7 +173,9 @@ def panel_pairwise(per_judge: Sequence[dict[str, Any]]) -> dict[str, Any]:
 CODES = {"a": 0.0, "b": 1.0, "tie": 2.0}
 
 
-def krippendorff_alpha(matrix: Sequence[Sequence[float | None]], level: str) -> float | None:
+def krippendorff_alpha(
+    matrix: Sequence[Sequence[float | None]], level: Literal["nominal", "interval"]
+) -> float | None:
     """Alpha among judges (rows) over items (columns); None when it is undefined."""
     if len(matrix) < 2 or not matrix[0]:
         return None

@@ -49,9 +49,9 @@ def template_sha256(name: str) -> str:
     return sha256_text(template_source(name))
 
 
-def render(name: str, **values: Any) -> str:
+def render(template: str, /, **values: Any) -> str:
     """Render a template with its values; a missing value is an error, never blank."""
-    text = _environment().from_string(template_source(name)).render(**values)
+    text = _environment().from_string(template_source(template)).render(**values)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from assay.errors import InputError
 from assay.jsonl import describe_validation_error, read_text
@@ -86,7 +93,10 @@ class Rubric(RubricModel):
     def judged_criteria(self) -> list[Criterion]:
         """The rubric's criteria, or the rubric itself as a single criterion."""
         if self.criteria:
-            return [c if c.levels else c.model_copy(update={"levels": self.levels}) for c in self.criteria]
+            return [
+                c if c.levels else c.model_copy(update={"levels": self.levels})
+                for c in self.criteria
+            ]
         return [Criterion(name=slug(self.name), description=self.description, levels=self.levels)]
 
 
@@ -175,7 +185,9 @@ def load_rubric(path: Path) -> Rubric:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
-        raise InputError(f"ERROR: {path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from None
+        raise InputError(
+            f"ERROR: {path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
+        ) from None
     if not isinstance(data, dict):
         raise InputError(f"ERROR: {path}: a rubric must be a mapping")
     try:

@@ -42,6 +42,7 @@ from assay.models.registry import ModelOptions, create_model
 from assay.records import Case, Trial
 from assay.redact import scrub
 from assay.store import Store, now_iso
+from assay.suite import Suite
 
 Mode = Literal["direct", "pairwise"]
 
@@ -224,8 +225,14 @@ def plan_items(
     if config.mode == "direct":
         for trial in answered:
             key = sha256_json(
-                ["direct", trial.case_id, trial.trial, trial.condition,
-                 sha256_text(trial.response), fingerprint]
+                [
+                    "direct",
+                    trial.case_id,
+                    trial.trial,
+                    trial.condition,
+                    sha256_text(trial.response),
+                    fingerprint,
+                ]
             )
             items.append(
                 JudgeItem(len(items), key, cases[trial.case_id], (trial,), trial.condition, "")
@@ -254,8 +261,16 @@ def plan_items(
             unpaired += 1
             continue
         key = sha256_json(
-            ["pairwise", trial.case_id, trial.trial, config.a, config.b,
-             sha256_text(trial.response), sha256_text(other.response), fingerprint]
+            [
+                "pairwise",
+                trial.case_id,
+                trial.trial,
+                config.a,
+                config.b,
+                sha256_text(trial.response),
+                sha256_text(other.response),
+                fingerprint,
+            ]
         )
         items.append(
             JudgeItem(len(items), key, cases[trial.case_id], (trial, other), config.a, config.b)
@@ -286,7 +301,9 @@ class Session:
         self.low, self.high = scale_bounds(scale)
         self.scale = scale
         self.budget = Budget(config.budget_usd)
-        self.caller = Caller(store, self.budget, concurrency=config.concurrency, retries=config.retries)
+        self.caller = Caller(
+            store, self.budget, concurrency=config.concurrency, retries=config.retries
+        )
         self.template = "direct" if config.mode == "direct" else "pairwise"
         self.prompt_sha = template_sha256(self.template)
         self.median_words: dict[str, float] = {}
@@ -333,7 +350,10 @@ class Session:
         )
         schema = direct_schema(self.names, self.low, self.high)
         reply, raw = await self.ask(
-            spec, prompt, schema, lambda t: parse_direct(t, self.names, self.low, self.high),
+            spec,
+            prompt,
+            schema,
+            lambda t: parse_direct(t, self.names, self.low, self.high),
             item.case,
         )
         quotes = sum(
@@ -391,8 +411,11 @@ class Session:
         }
         if self.config.length_normalised:
             record["overall_ln"] = agg.length_normalised(
-                overall, words(trial.response), self.median_words.get(trial.case_id, 0.0),
-                self.low, self.high,
+                overall,
+                words(trial.response),
+                self.median_words.get(trial.case_id, 0.0),
+                self.low,
+                self.high,
             )
             record["words"] = words(trial.response)
         return record
@@ -411,7 +434,11 @@ class Session:
                 "pairwise", **values, first=shown[0], second=shown[1], criteria=criteria
             )
             reply, raw = await self.ask(
-                spec, prompt, schema, lambda t: parse_pairwise(t, self.names), item.case,
+                spec,
+                prompt,
+                schema,
+                lambda t: parse_pairwise(t, self.names),
+                item.case,
                 index + 1,
             )
             result = agg.PassResult(
@@ -445,7 +472,10 @@ class Session:
     def pairwise_record(self, item: JudgeItem, per_judge: list[dict[str, Any]]) -> dict[str, Any]:
         trial_a, trial_b = item.trials
         if len(per_judge) == 1:
-            verdict = {k: per_judge[0][k] for k in ("verdict", "confidence", "consistent", "preference", "criteria")}
+            verdict = {
+                k: per_judge[0][k]
+                for k in ("verdict", "confidence", "consistent", "preference", "criteria")
+            }
             extra: dict[str, Any] = {}
         else:
             verdict = agg.panel_pairwise(per_judge)
@@ -563,8 +593,15 @@ class Session:
                 self.store.queue(
                     "INSERT OR REPLACE INTO review_queue (case_id, trial, a, b, reason, source,"
                     " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (item.case.id, item.trials[0].trial, item.a, item.b, reason,
-                     record.get("source") or f"judge:{record['judge']}", now_iso()),
+                    (
+                        item.case.id,
+                        item.trials[0].trial,
+                        item.a,
+                        item.b,
+                        reason,
+                        record.get("source") or f"judge:{record['judge']}",
+                        now_iso(),
+                    ),
                 )
         raw = [r for j in per_judge for r in j["raw"]]
         return self._stamp(record, self.config.judges), raw
@@ -774,7 +811,7 @@ def _judged(store: Store, keys: list[str]) -> dict[str, dict[str, Any]]:
         chunk = keys[start : start + 500]
         rows = store.db.execute(
             f"SELECT key, record FROM judgments WHERE status = 'ok' AND key IN"
-            f" ({','.join('?' * len(chunk))})",  # noqa: S608 - placeholders only
+            f" ({','.join('?' * len(chunk))})",
             chunk,
         )
         found.update({key: json.loads(record) for key, record in rows})
@@ -800,17 +837,55 @@ def panel_alpha(
     judges = config.judges
     if config.mode == "pairwise":
         matrix = [
-            [next((agg.CODES[j["verdict"]] for j in r["judges"] if j["judge"] == spec), None)
-             for r in panelled]
+            [
+                next((agg.CODES[j["verdict"]] for j in r["judges"] if j["judge"] == spec), None)
+                for r in panelled
+            ]
             for spec in judges
         ]
         return {"verdict": agg.krippendorff_alpha(matrix, "nominal")}
     alphas: dict[str, float | None] = {}
     for name in names:
         matrix = [
-            [next((float(j["scores"][name]) for j in r["judges"] if j["judge"] == spec), None)
-             for r in panelled]
+            [
+                next((float(j["scores"][name]) for j in r["judges"] if j["judge"] == spec), None)
+                for r in panelled
+            ]
             for spec in judges
         ]
         alphas[name] = agg.krippendorff_alpha(matrix, "interval")
     return alphas
+
+
+def config_from_suite(suite: Suite) -> JudgeConfig:
+    """The JudgeConfig a suite's [judge] section describes (paths relative to the suite)."""
+    from assay.judges.rubric import load_rubric
+    from assay.models.pricing import parse_price
+
+    section = suite.judge
+    return JudgeConfig(
+        judges=list(section.judges),
+        mode=section.mode,
+        a=section.a,
+        b=section.b,
+        shuffles=section.shuffles,
+        screen=section.screen,
+        screen_threshold=section.screen_threshold,
+        review_threshold=section.review_threshold,
+        strict_judge=section.strict_judge,
+        rubric=load_rubric(suite.path(section.rubric)) if section.rubric else None,
+        scale=section.scale,
+        length_normalised=section.length_normalised,
+        concision=section.concision,
+        max_tokens=section.max_tokens,
+        temperature=section.temperature,
+        concurrency=suite.run.concurrency,
+        timeout_s=suite.run.timeout,
+        retries=suite.run.retries,
+        budget_usd=section.budget_usd,
+        allow_unmetered=section.allow_unmetered or suite.run.allow_unmetered,
+        options=ModelOptions(
+            base_url=section.base_url or suite.run.base_url,
+            price=parse_price(section.price) if section.price else None,
+        ),
+    )
