@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_case, write_jsonl
 
 from assay.errors import InputError
 from assay.judges import aggregate as agg
@@ -19,6 +18,7 @@ from assay.judges.mock_judges import token_f1
 from assay.judges.prompts import framed_responses, neutralise
 from assay.judges.runner import JudgeConfig, family_warnings
 from assay.records import Comparison, ScoreRow, Trial
+from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."
 BAD = "I think it could be Lyon, or possibly Marseille, depending on how you look at it all."

@@ -682,6 +682,11 @@ def _validate_config(config: JudgeConfig) -> None:
         raise InputError("ERROR: --judge: the same judge is named twice")
     if config.shuffles < 2:
         raise InputError("ERROR: --shuffles: at least 2 (every comparison is run in both orders)")
+    if config.length_normalised and config.mode == "pairwise":
+        raise InputError(
+            "ERROR: --length-normalised: applies to direct scores; pairwise comparisons always"
+            " record len_a and len_b for the length-controlled win rate"
+        )
     if not 0.0 <= config.screen_threshold <= 1.0:
         raise InputError("ERROR: --screen-threshold: must be between 0 and 1")
 
