@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -468,3 +469,34 @@ def test_embedded_model_as_judge_end_to_end(tmp_path: Path) -> None:
     else:
         (raw,) = sqlite3.connect(store).execute("SELECT raw FROM judgments").fetchone()
         assert json.loads(raw)
+
+
+def test_judging_a_run_from_the_store(cli: Any, tmp_path: Path) -> None:
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(2)])
+    store = tmp_path / "s.db"
+    ran = cli("run", "--cases", cases, "--model", "mock", "--trials", "2", "--store", store,
+              "--json")  # fmt: skip
+    assert ran.code == 0, ran.stderr
+    out = tmp_path / "o.jsonl"
+    result = cli("judge", "--run", ran.json()["run_id"], "--cases", cases, "--judge", "mock:fair",
+                 "--output", out, "--store", store, "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert len(rows(out)) == 4
+
+
+def test_judge_calls_run_concurrently(cli: Any, tmp_path: Path) -> None:
+    cases = [make_case(f"c{i}", reference=GOOD) for i in range(10)]
+    trials = [trial(f"c{i}", c, GOOD if c == "candidate" else BAD)
+              for i in range(10) for c in ("baseline", "candidate")]  # fmt: skip
+    files = {
+        "cases": write_jsonl(tmp_path / "c.jsonl", cases),
+        "trials": write_jsonl(tmp_path / "t.jsonl", trials),
+        "out": tmp_path / "o.jsonl",
+        "store": tmp_path / "s.db",
+    }
+    started = time.perf_counter()
+    result = judge(cli, files, "--judge", "mock:fair,latency=0.1", "--mode", "pairwise",
+                   "--concurrency", "8")  # fmt: skip
+    elapsed = time.perf_counter() - started
+    assert result.json()["calls"] == 20
+    assert elapsed < 1.5  # one call at a time would take 2 s

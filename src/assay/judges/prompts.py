@@ -13,7 +13,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from jinja2 import Environment, StrictUndefined
+from jinja2 import Environment, StrictUndefined, Template
 
 from assay.engine.plan import sha256_text
 from assay.models.base import Message
@@ -44,6 +44,11 @@ def template_source(name: str) -> str:
     return (files("assay.judges") / "templates" / f"{name}.j2").read_text(encoding="utf-8")
 
 
+@cache
+def _compiled(name: str) -> Template:
+    return _environment().from_string(template_source(name))
+
+
 def template_sha256(name: str) -> str:
     """The prompt hash recorded with every judgment made with this template."""
     return sha256_text(template_source(name))
@@ -51,7 +56,7 @@ def template_sha256(name: str) -> str:
 
 def render(template: str, /, **values: Any) -> str:
     """Render a template with its values; a missing value is an error, never blank."""
-    text = _environment().from_string(template_source(template)).render(**values)
+    text = _compiled(template).render(**values)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 

@@ -188,6 +188,11 @@ async def ask_json(
         except ModelError as exc:
             detail = scrub(exc.detail) if exc.detail else ""
             raise JudgeFailure(f"{model.spec}: {scrub(str(exc))}", [*raw, detail]) from None
+        except BudgetExhausted:
+            raise
+        except Exception as exc:  # a provider bug: this item fails, the run goes on
+            message = scrub(f"{type(exc).__name__}: {exc}")
+            raise JudgeFailure(f"{model.spec}: {message}", raw) from None
         raw.append(response.text)
         try:
             return parse(response.text), raw
