@@ -22,7 +22,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import krippendorff
@@ -44,6 +44,7 @@ class PassResult:
     confidence: float
     criteria: dict[str, Winner]
     quotes: int
+    evidence: list[str] = field(default_factory=list)
 
 
 def map_back(choice: str, order: str) -> Winner:

@@ -422,7 +422,6 @@ class Session:
                 self.low,
                 self.high,
             )
-            record["words"] = words(trial.response)
         return record
 
     # -- pairwise -----------------------------------------------------------------------
@@ -452,6 +451,7 @@ class Session:
                 confidence=reply.confidence,
                 criteria={n: agg.map_back(reply.criteria[n], order) for n in self.names},
                 quotes=verified_quotes(reply.evidence, first, second),
+                evidence=list(reply.evidence),
             )
             return result, raw
 
@@ -467,6 +467,7 @@ class Session:
         return {
             "judge": spec,
             **combined,
+            "evidence": list(dict.fromkeys(q for p in results for q in p.evidence)),
             "passes": [
                 {"order": p.order, "winner": p.winner, "confidence": p.confidence, "judge": spec}
                 for p in results
@@ -498,6 +499,7 @@ class Session:
             "judge": "+".join(j["judge"] for j in per_judge),
             "passes": [p for j in per_judge for p in j["passes"]],
             **verdict,
+            "evidence": list(dict.fromkeys(q for j in per_judge for q in j["evidence"]))[:12],
             "len_a": len(trial_a.response),
             "len_b": len(trial_b.response),
             **extra,
