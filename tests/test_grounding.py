@@ -67,3 +67,13 @@ def test_corpus_threshold_for_the_gate() -> None:
     }  # fmt: skip
     hallucination = create_scorer("hallucination", threshold=0.3)
     assert hallucination.aggregate([{"hallucination": 0.25}])["hallucination_ok"] == 1.0
+
+
+def test_judge_backed_checking_asks_only_about_unsupported_claims(tmp_path: Any) -> None:
+    lexical = create_scorer("groundedness")
+    backed = create_scorer("groundedness", judge="mock:first", store=str(tmp_path / "s.db"))
+    response = f"{GROUNDED} {INVENTED}"
+    assert lexical.score(item(response)) == {"groundedness": 0.5}
+    assert backed.score(item(response)) == {"groundedness": 1.0}
+    strict = create_scorer("hallucination", judge="mock:malformed", store=str(tmp_path / "s.db"))
+    assert strict.score(item(response)) == {"hallucination": 0.5}  # no verdict: unsupported

@@ -5,10 +5,12 @@ rubric) and find the responses between the prompt's frame tags, so they answer e
 prompt with valid JSON — except `mock:malformed`, which never does, and `mock:repairable`,
 which only does when asked to repair its reply.
 
-* `first`    — pairwise: always prefers the response shown first; direct/screen: high marks.
+* `first`    — pairwise: always prefers the response shown first; direct/screen: high marks;
+  claims: always supported.
 * `longer`   — prefers the longer response; direct/screen: marks grow with length.
 * `fair`     — prefers the response closer to the case's `reference` (token F1), whatever
-  the order; a tie when both are equally close; direct/screen: marks from that closeness.
+  the order; a tie when both are equally close; direct/screen: marks from that closeness;
+  claims: supported when half their words occur in the documents.
 * `malformed` — broken JSON, always.
 * `repairable` — broken JSON first, a valid (fair) reply to the repair prompt.
 """
@@ -123,7 +125,9 @@ def _rubric(request: Request) -> dict[str, Any]:
 
 
 def judge_behaviour(
-    quality: Quality, pairwise: Callable[[str, str, Request], str]
+    quality: Quality,
+    pairwise: Callable[[str, str, Request], str],
+    claims: Callable[[Request], bool] = lambda request: True,
 ) -> Callable[[Request], str]:
     """A mock behaviour answering every judge prompt (and plain prompts) from two rules."""
 
@@ -138,6 +142,8 @@ def judge_behaviour(
             return json.dumps({"reason": "scripted", "adequacy": round(quality(text, request), 4)})
         if title == "rubric":
             return json.dumps(_rubric(request))
+        if title == "claim_support":
+            return json.dumps({"reason": "scripted", "supported": claims(request)})
         return "I am a scripted judge."
 
     return behave
@@ -147,7 +153,16 @@ def _malformed(request: Request) -> str:
     return '{"scores": {"correctness": {"evidence": ["unterminated'
 
 
-_fair = judge_behaviour(_closeness, _by(_closeness))
+def _claim_recall(request: Request) -> bool:
+    """Fair claim check: most of the claim's words occur in the documents."""
+    prompt = _first_user(request)
+    claim = prompt.split("<claim>\n", 1)[-1].split("\n</claim>", 1)[0]
+    wanted = set(TOKEN.findall(claim.lower()))
+    seen = set(TOKEN.findall(prompt.split("<claim>", 1)[0].lower()))
+    return bool(wanted) and len(wanted & seen) / len(wanted) >= 0.5
+
+
+_fair = judge_behaviour(_closeness, _by(_closeness), _claim_recall)
 
 
 def _repairable(request: Request) -> str:

@@ -5,7 +5,8 @@ Sources are the case's `context` documents plus the documents the trial retrieve
 (`state.retrieved`, looked up in the knowledge base). A claim is *supported* when at least
 `min_support` (default 0.6) of its content words occur in one source document and every
 number it states occurs in the sources. With `judge="SPEC"`, claims the lexical check cannot
-support are put to that model (through the engine's Caller: cache, budget, retries).
+support are put to that model (through the engine's Caller: call cache in `store`, a hard
+`budget_usd`, retries); a claim the model gives no usable verdict on stays unsupported.
 
 * `groundedness`  — share of claims supported.
 * `faithfulness`  — share of claims that state no specific (number, proper name) absent
@@ -207,7 +208,9 @@ def sources_of(item: ScoreInput) -> Sources | None:
 class ClaimJudge:
     """Asks a model whether one claim is supported by the sources (judge-backed mode)."""
 
-    def __init__(self, spec: str, store: str | None = None) -> None:
+    def __init__(
+        self, spec: str, store: str | None = None, budget_usd: float | None = None
+    ) -> None:
         from assay.engine.budget import Budget
         from assay.engine.calls import Caller
         from assay.models.registry import create_model
@@ -215,7 +218,7 @@ class ClaimJudge:
 
         self.model = create_model(spec)
         self.store = Store(Path(store) if store else DEFAULT_STORE)
-        self.caller = Caller(self.store, Budget(None), concurrency=4)
+        self.caller = Caller(self.store, Budget(budget_usd), concurrency=4)
 
     def supported(self, claim: str, sources: Sources) -> list[bool]:
         return asyncio.run(self._ask([claim], sources))
@@ -245,12 +248,13 @@ class _Grounding:
         min_support: float = 0.6,
         judge: str | None = None,
         store: str | None = None,
+        budget_usd: float | None = None,
     ) -> None:
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise TypeError("threshold must be between 0 and 1")
         self.threshold = threshold
         self.min_support = min_support
-        self._judge = ClaimJudge(judge, store) if judge else None
+        self._judge = ClaimJudge(judge, store, budget_usd) if judge else None
 
     def supported(self, claim: str, sources: Sources) -> bool:
         lexical = sources.coverage(claim) >= self.min_support and sources.numbers_present(claim)
