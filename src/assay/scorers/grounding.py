@@ -221,7 +221,15 @@ class ClaimJudge:
         self.caller = Caller(self.store, Budget(budget_usd), concurrency=4)
 
     def supported(self, claim: str, sources: Sources) -> list[bool]:
-        return asyncio.run(self._ask([claim], sources))
+        from assay.engine.calls import BudgetExhausted
+        from assay.errors import EXIT_INCOMPLETE, AssayError
+
+        try:
+            return asyncio.run(self._ask([claim], sources))
+        except BudgetExhausted:
+            error = AssayError("ERROR: grounding judge: the budget cannot cover another call")
+            error.exit_code = EXIT_INCOMPLETE
+            raise error from None
 
     async def _ask(self, items: Sequence[str], sources: Sources) -> list[bool]:
         from assay.judges.claims import ask_supported
