@@ -500,3 +500,10 @@ def test_judge_calls_run_concurrently(cli: Any, tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     assert result.json()["calls"] == 20
     assert elapsed < 1.5  # one call at a time would take 2 s
+
+
+def test_length_normalisation_rule() -> None:
+    assert agg.length_normalised(4.0, 40, 20, 1, 5) == 3.5  # one doubling: -0.5
+    assert agg.length_normalised(4.0, 80, 20, 1, 5) == 3.0  # two doublings: -1
+    assert agg.length_normalised(4.0, 10, 20, 1, 5) == 4.0  # shorter: no bonus
+    assert agg.length_normalised(1.5, 640, 20, 1, 5) == 1.0  # clipped to the scale
