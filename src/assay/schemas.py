@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from assay.judges.rubric import Rubric
 from assay.records import Case, Comparison, Label, ScoreRow, Trial
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -14,6 +15,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "score": ScoreRow,
     "comparison": Comparison,
     "label": Label,
+    "rubric": Rubric,
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -46,6 +46,31 @@ class ConditionSection(SuiteModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class JudgeSection(SuiteModel):
+    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging."""
+
+    judges: list[str] = Field(default_factory=list)
+    mode: Literal["direct", "pairwise"] = "direct"
+    a: str = "baseline"
+    b: str = "candidate"
+    shuffles: int = Field(default=2, ge=2)
+    screen: str | None = None
+    screen_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    review_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    strict_judge: bool = False
+    rubric: str | None = None
+    scale: Literal["1-3", "1-5", "1-10"] = "1-5"
+    length_normalised: bool = False
+    concision: bool = False
+    max_tokens: int = Field(default=1024, ge=16)
+    temperature: float = Field(default=0.0, ge=0.0)
+    budget_usd: float | None = Field(default=None, ge=0)
+    allow_unmetered: bool = False
+    base_url: str | None = None
+    price: str | None = None
+    output: str | None = None
+
+
 class Suite(SuiteModel):
     """A whole suite file."""
 
@@ -61,7 +86,7 @@ class Suite(SuiteModel):
     )
     scoring: dict[str, Any] = Field(default_factory=dict)
     gate: dict[str, Any] = Field(default_factory=dict)
-    judge: dict[str, Any] = Field(default_factory=dict)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
     report: dict[str, Any] = Field(default_factory=dict)
     root: Path = Field(default=Path("."), exclude=True)
 

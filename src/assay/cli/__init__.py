@@ -6,7 +6,15 @@ import sys
 
 import typer
 
-from assay.cli import demo, review, run, schema, validate  # noqa: F401  (commands register on import)
+from assay.cli import (  # noqa: F401  (commands register on import)
+    demo,
+    judge,
+    review,
+    rubric,
+    run,
+    schema,
+    validate,
+)
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
 

@@ -98,3 +98,7 @@ def create(rest: str, options: ModelOptions) -> MockModel:
             behaviour = part.strip()
     spec = f"mock:{rest}" if rest else "mock"
     return MockModel(spec, behaviour, settings, options.price)
+
+
+# The scripted judge behaviours (mock:first, mock:fair, ...) register themselves here.
+import assay.judges.mock_judges  # noqa: E402, F401

@@ -19,3 +19,5 @@ __all__ = [
     "mean_aggregate",
     "register",
 ]
+
+from assay.scorers import grounding  # noqa: F401  (registers groundedness, faithfulness, hallucination)

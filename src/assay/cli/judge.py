@@ -1,0 +1,208 @@
+"""`assay judge`: LLM judges turn trials into Score rows (direct) or Comparisons (pairwise)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.cases import DEFAULT_CASES, load_cases
+from assay.cli.app import app
+from assay.cli.output import err, out, print_json, progress
+from assay.errors import InputError
+from assay.jsonl import load_records, write_jsonl
+from assay.judges import JudgeConfig, JudgeResult, load_rubric, run_judging
+from assay.judges.runner import family_warnings
+from assay.models.pricing import parse_price
+from assay.models.registry import ModelOptions
+from assay.records import Trial
+from assay.store import DEFAULT_STORE, Store
+
+
+def load_trials(trials: Path | None, run_id: str | None, store: Store) -> list[Trial]:
+    """Trials from a JSONL file, or from a run in the store."""
+    if (trials is None) == (run_id is None):
+        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    if trials is not None:
+        return [record for _, record in load_records(trials, Trial)]
+    found = [Trial.model_validate(r) for r in store.trial_records(str(run_id))]
+    if not found:
+        raise InputError(f"ERROR: --run {run_id}: no trials in {store.path}")
+    return found
+
+
+def summary(result: JudgeResult, config: JudgeConfig, output: Path, store: Path) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "mode": config.mode,
+        "judges": config.judges,
+        "items": result.total,
+        "judged": result.judged + result.resumed,
+        "resumed": result.resumed,
+        "failed": result.failed,
+        "not_run": result.not_run,
+        "skipped_errored_trials": result.skipped_errored,
+        "unpaired_trials": result.unpaired,
+        "calls": result.calls,
+        "cache_hits": result.cache_hits,
+        "spent_usd": round(result.spent_usd, 6),
+        "stopped": result.stopped,
+        "tiers": result.tiers,
+        "output": str(output),
+        "store": str(store),
+        "exit_code": result.exit_code,
+    }
+    if config.screen:
+        data["cascade"] = {
+            "screen": config.screen,
+            "threshold": config.screen_threshold,
+            "full_judge_calls_avoided": result.full_calls_avoided,
+            "screen_calls": result.screen_calls,
+            "calls_saved": result.calls_saved,
+        }
+    if result.alpha:
+        data["krippendorff_alpha"] = result.alpha
+    return data
+
+
+def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
+    out(
+        f"judged {data['judged']}/{data['items']} items ({data['resumed']} already in the store),"
+        f" {data['failed']} failed, {data['not_run']} not run; {data['calls']} judge calls,"
+        f" {data['cache_hits']} from the call cache, ${data['spent_usd']:.4f} spent"
+    )
+    if data["skipped_errored_trials"] or data["unpaired_trials"]:
+        out(
+            f"skipped: {data['skipped_errored_trials']} errored trials,"
+            f" {data['unpaired_trials']} trials without a partner"
+        )
+    if data["tiers"]:
+        out("settled by tier: " + ", ".join(f"{k} {v}" for k, v in data["tiers"].items()))
+    cascade = data.get("cascade")
+    if cascade:
+        out(
+            f"cascade: {cascade['full_judge_calls_avoided']} full-judge calls avoided,"
+            f" {cascade['screen_calls']} screen calls, {cascade['calls_saved']} calls saved"
+        )
+    for name, value in (data.get("krippendorff_alpha") or {}).items():
+        out(f"krippendorff alpha ({name}): {'n/a' if value is None else f'{value:.3f}'}")
+    for line in result.failures:
+        err(f"ERROR: judging failed: {line}")
+    if result.stopped == "budget":
+        err("ERROR: the budget cannot cover another call; raise --budget-usd and run again")
+    elif result.exit_code:
+        err("ERROR: some items were not judged; run the same command again to retry just those")
+    out(f"output: {data['output']}")
+    out(f"store: {data['store']}")
+
+
+@app.command()
+def judge(
+    judge_specs: Annotated[
+        list[str],
+        typer.Option("--judge", help="Judge model spec; repeat for a panel."),
+    ],
+    output: Annotated[Path, typer.Option(help="Write Score rows / Comparisons here (JSONL).")],
+    trials: Annotated[Path | None, typer.Option(help="Trials to judge (JSONL).")] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Judge this run's trials from the store.")
+    ] = None,
+    cases: Annotated[
+        Path, typer.Option(help="The case catalogue the trials answer.")
+    ] = DEFAULT_CASES,
+    mode: Annotated[
+        str, typer.Option(help="direct (rubric scores) or pairwise (a against b).")
+    ] = "direct",
+    a: Annotated[str, typer.Option("--a", help="Pairwise: condition a.")] = "baseline",
+    b: Annotated[str, typer.Option("--b", help="Pairwise: condition b.")] = "candidate",
+    shuffles: Annotated[
+        int, typer.Option(min=2, help="Pairwise passes in alternating order (majority).")
+    ] = 2,
+    screen: Annotated[
+        str | None, typer.Option(help="Cascade: a cheap judge that screens every item first.")
+    ] = None,
+    screen_threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Cascade: accept at the screen from here.")
+    ] = 0.7,
+    review_threshold: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="Cascade: queue for human review below this."),
+    ] = 0.6,
+    strict_judge: Annotated[
+        bool, typer.Option(help="Refuse a judge of the same family as a generator.")
+    ] = False,
+    rubric: Annotated[
+        Path | None, typer.Option(help="Rubric file (.yaml/.json, see `assay rubric`).")
+    ] = None,
+    scale: Annotated[str, typer.Option(help="1-3, 1-5 or 1-10 (1-10 needs --rubric).")] = "1-5",
+    length_normalised: Annotated[
+        bool,
+        typer.Option(help="Direct: add overall_ln, -0.5 per doubling beyond the case median."),
+    ] = False,
+    concision: Annotated[
+        bool, typer.Option(help="Add the explicit concision criterion if the rubric lacks it.")
+    ] = False,
+    max_tokens: Annotated[int, typer.Option(min=16, help="Judge output tokens per call.")] = 1024,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Judge temperature.")] = 0.0,
+    budget_usd: Annotated[
+        float | None, typer.Option(min=0, help="Hard spending cap in USD.")
+    ] = None,
+    allow_unmetered: Annotated[
+        bool, typer.Option(help="Allow judges whose cost is unknown.")
+    ] = False,
+    price: Annotated[
+        str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Concurrent calls.")] = 8,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per call.")] = 120.0,
+    retries: Annotated[int, typer.Option(min=0, help="Retries per call.")] = 4,
+    store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Judge trials; exit 0 when every item was judged, 3 when some failed (resumable)."""
+    if mode not in ("direct", "pairwise"):
+        raise InputError(f"ERROR: --mode: expected direct or pairwise, got {mode!r}")
+    if scale not in ("1-3", "1-5", "1-10"):
+        raise InputError(f"ERROR: --scale: expected 1-3, 1-5 or 1-10, got {scale!r}")
+    config = JudgeConfig(
+        judges=list(judge_specs),
+        mode="direct" if mode == "direct" else "pairwise",
+        a=a,
+        b=b,
+        shuffles=shuffles,
+        screen=screen,
+        screen_threshold=screen_threshold,
+        review_threshold=review_threshold,
+        strict_judge=strict_judge,
+        rubric=load_rubric(rubric) if rubric is not None else None,
+        scale=scale,
+        length_normalised=length_normalised,
+        concision=concision,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        retries=retries,
+        budget_usd=budget_usd,
+        allow_unmetered=allow_unmetered,
+        options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
+    )
+    catalogue = load_cases(cases)
+    handle = Store(store)
+    try:
+        records = load_trials(trials, run_id, handle)
+        for warning in family_warnings(config, records):
+            err(warning)
+        expected = len(records) if config.mode == "direct" else len(records) // 2
+        with progress(expected, "judged") as tick:
+            result = run_judging(records, catalogue, config, handle, tick)
+        write_jsonl(output, result.rows)
+    finally:
+        handle.close()
+    data = summary(result, config, output, store)
+    if json_output:
+        print_json(data)
+    else:
+        print_summary(data, result)
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,18 @@
+"""LLM judges: direct rubric scoring, pairwise comparison with position swap, panels, a
+cascade, rubric generation. Prompts are versioned templates in `templates/`.
+
+The public surface: `JudgeConfig`, `run_judging(trials, cases, config, store)` and
+`JudgeResult`; `Rubric` and `load_rubric` for rubric files.
+"""
+
+from assay.judges.rubric import Rubric, load_rubric
+from assay.judges.runner import JudgeConfig, JudgeResult, config_from_suite, run_judging
+
+__all__ = [
+    "JudgeConfig",
+    "JudgeResult",
+    "Rubric",
+    "config_from_suite",
+    "load_rubric",
+    "run_judging",
+]

@@ -1,0 +1,340 @@
+"""Grounding scorers: is what a response claims backed by the documents it was given?
+
+Claims are the sentences of the response that carry content (three or more content words).
+Sources are the case's `context` documents plus the documents the trial retrieved
+(`state.retrieved`, looked up in the knowledge base). A claim is *supported* when at least
+`min_support` (default 0.6) of its content words occur in one source document and every
+number it states occurs in the sources. With `judge="SPEC"`, claims the lexical check cannot
+support are put to that model (through the engine's Caller: call cache in `store`, a hard
+`budget_usd`, retries); a claim the model gives no usable verdict on stays unsupported.
+
+* `groundedness`  — share of claims supported.
+* `faithfulness`  — share of claims that state no specific (number, proper name) absent
+  from the sources: it tolerates paraphrase, not invention.
+* `hallucination` — share of claims not supported (1 - groundedness); lower is better.
+
+Each takes `threshold`: the corpus aggregate then adds `<name>_threshold` and `<name>_ok`
+(1.0 or 0.0; for hallucination the mean must be at most the threshold), which a gate can use.
+A trial with no sources or no claims is not scored (None), never counted as grounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from assay.scorers.base import Metrics, ScoreInput, mean_aggregate, register
+
+TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.'-][A-Za-z0-9]+)*")
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
+LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "not",
+        "no",
+        "yes",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "you",
+        "your",
+        "yours",
+        "we",
+        "our",
+        "us",
+        "they",
+        "them",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "so",
+        "than",
+        "too",
+        "very",
+        "also",
+        "just",
+        "only",
+        "about",
+        "into",
+        "over",
+        "under",
+        "out",
+        "up",
+        "down",
+        "more",
+        "most",
+        "less",
+        "least",
+        "all",
+        "any",
+        "each",
+        "some",
+        "such",
+        "own",
+        "same",
+        "other",
+        "both",
+        "few",
+        "many",
+        "much",
+        "one",
+    ]
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased tokens that carry content (no stop words, no one-letter tokens)."""
+    return {
+        t.lower()
+        for t in TOKEN.findall(text)
+        if (len(t) > 2 or t.isdigit()) and t.lower() not in STOPWORDS
+    }
+
+
+def claims(response: str, min_words: int = 3) -> list[str]:
+    """The sentences of a response that make a claim (enough content words)."""
+    pieces = (LIST_MARK.sub("", p).strip() for p in SENTENCE_END.split(response))
+    return [p for p in pieces if len(content_words(p)) >= min_words]
+
+
+def numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in NUMBER.findall(text)}
+
+
+def specifics(claim: str) -> set[str]:
+    """Numbers and proper names (capitalised words not starting the sentence)."""
+    names = {m.group(0).lower() for m in PROPER.finditer(claim.strip())}
+    return numbers(claim) | names
+
+
+class Sources:
+    """The documents claims are checked against."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self._words = [content_words(t) for t in self.texts]
+        self._numbers: set[str] = set().union(*(numbers(t) for t in texts))
+        self._lower = " ".join(self.texts).lower()
+
+    def coverage(self, claim: str) -> float:
+        """The largest share of the claim's content words found in one document."""
+        wanted = content_words(claim)
+        if not wanted:
+            return 0.0
+        return max((len(wanted & doc) / len(wanted) for doc in self._words), default=0.0)
+
+    def numbers_present(self, claim: str) -> bool:
+        return numbers(claim) <= self._numbers
+
+    def specifics_present(self, claim: str) -> bool:
+        found = specifics(claim)
+        return all((s in self._numbers) if s[:1].isdigit() else (s in self._lower) for s in found)
+
+
+def sources_of(item: ScoreInput) -> Sources | None:
+    """The case context plus the documents the trial retrieved; None when there are none."""
+    texts = [doc.text for doc in item.case.context or [] if doc.text.strip()]
+    retrieved = item.trial.state.retrieved if item.trial.state is not None else []
+    texts += [item.documents[d] for d in retrieved if d in item.documents]
+    return Sources(texts) if texts else None
+
+
+class ClaimJudge:
+    """Asks a model whether one claim is supported by the sources (judge-backed mode)."""
+
+    def __init__(
+        self, spec: str, store: str | None = None, budget_usd: float | None = None
+    ) -> None:
+        from assay.engine.budget import Budget
+        from assay.engine.calls import Caller
+        from assay.models.registry import create_model
+        from assay.store import DEFAULT_STORE, Store
+
+        self.model = create_model(spec)
+        self.store = Store(Path(store) if store else DEFAULT_STORE)
+        self.caller = Caller(self.store, Budget(budget_usd), concurrency=4)
+
+    def supported(self, claim: str, sources: Sources) -> list[bool]:
+        from assay.engine.calls import BudgetExhausted
+        from assay.errors import EXIT_INCOMPLETE, AssayError
+
+        try:
+            return asyncio.run(self._ask([claim], sources))
+        except BudgetExhausted:
+            error = AssayError("ERROR: grounding judge: the budget cannot cover another call")
+            error.exit_code = EXIT_INCOMPLETE
+            raise error from None
+
+    async def _ask(self, items: Sequence[str], sources: Sources) -> list[bool]:
+        from assay.judges.claims import ask_supported
+
+        try:
+            return list(
+                await asyncio.gather(
+                    *(ask_supported(self.caller, self.model, c, sources.texts) for c in items)
+                )
+            )
+        finally:
+            self.store.flush()
+
+
+class _Grounding:
+    """Shared claim checking; subclasses pick the metric."""
+
+    name: ClassVar[str]
+    higher_is_better: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        threshold: float | None = None,
+        min_support: float = 0.6,
+        judge: str | None = None,
+        store: str | None = None,
+        budget_usd: float | None = None,
+    ) -> None:
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise TypeError("threshold must be between 0 and 1")
+        self.threshold = threshold
+        self.min_support = min_support
+        self._judge = ClaimJudge(judge, store, budget_usd) if judge else None
+
+    def supported(self, claim: str, sources: Sources) -> bool:
+        lexical = sources.coverage(claim) >= self.min_support and sources.numbers_present(claim)
+        if lexical or self._judge is None:
+            return lexical
+        return self._judge.supported(claim, sources)[0]
+
+    def checked(self, item: ScoreInput) -> tuple[list[str], Sources] | None:
+        if item.trial.error is not None:
+            return None
+        sources = sources_of(item)
+        found = claims(item.trial.response)
+        if sources is None or not found:
+            return None
+        return found, sources
+
+    def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
+        corpus = mean_aggregate(rows)
+        if self.threshold is not None and self.name in corpus:
+            value = corpus[self.name]
+            ok = value >= self.threshold if self.higher_is_better else value <= self.threshold
+            corpus[f"{self.name}_threshold"] = self.threshold
+            corpus[f"{self.name}_ok"] = 1.0 if ok else 0.0
+        return corpus
+
+
+@register("groundedness")
+class Groundedness(_Grounding):
+    """Share of the response's claims supported by the sources."""
+
+    name = "groundedness"
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        checked = self.checked(item)
+        if checked is None:
+            return None
+        found, sources = checked
+        supported = sum(1 for c in found if self.supported(c, sources))
+        return {self.name: supported / len(found)}
+
+
+@register("faithfulness")
+class Faithfulness(_Grounding):
+    """Share of claims stating no number or proper name that the sources lack."""
+
+    name = "faithfulness"
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        checked = self.checked(item)
+        if checked is None:
+            return None
+        found, sources = checked
+        faithful = sum(
+            1
+            for c in found
+            if sources.specifics_present(c)
+            or (self._judge is not None and self._judge.supported(c, sources)[0])
+        )
+        return {self.name: faithful / len(found)}
+
+
+@register("hallucination")
+class Hallucination(_Grounding):
+    """Share of claims the sources do not support (lower is better)."""
+
+    name = "hallucination"
+    higher_is_better = False
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        checked = self.checked(item)
+        if checked is None:
+            return None
+        found, sources = checked
+        unsupported = sum(1 for c in found if not self.supported(c, sources))
+        return {self.name: unsupported / len(found)}
