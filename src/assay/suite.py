@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,6 +44,8 @@ class ConditionSection(SuiteModel):
     skill: str | None = None
     system: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    format: Literal["text", "claude-json", "codex-jsonl"] | None = None
+    workdir: str | None = None
 
 
 class Suite(SuiteModel):
