@@ -13,8 +13,8 @@ million tokens): the budget then reserves that price's worst case, and a reply w
 `cost_usd` is charged that price for its reported usage.
 
 A file path is imported as a module of its own, with its folder put first on `sys.path` so it
-can import its neighbours; a relative path is resolved against the current directory, then
-against the suite's folder. The cache identity includes a hash of the callable's source (for
+can import its neighbours; a relative path is resolved against the suite's folder (when
+there is a suite and the file is there), else against the current directory. The cache identity includes a hash of the callable's source (for
 a file, of every .py file in its folder), so editing the agent invalidates cached answers.
 """
 
@@ -80,7 +80,7 @@ def resolve_file(target: str, root: Path | None) -> Path | None:
     if not target.endswith(".py"):
         return None
     path = Path(target).expanduser()
-    if not path.is_absolute() and not path.exists() and root is not None:
+    if not path.is_absolute() and root is not None and (root / path).is_file():
         path = root / path
     if not path.is_file():
         raise InputError(f"ERROR: model spec 'python:{target}:…': no such file {path}")
