@@ -223,7 +223,7 @@ def test_claude_budget_flag_only_with_a_budget(
 def test_claude_error_result_with_nonzero_exit(bin_dir: Path) -> None:
     bad = {**CLAUDE_OK, "is_error": True, "subtype": "success", "result": "Invalid API key"}
     write_program(bin_dir, "claude", f"print(json.dumps({bad!r}))\nsys.exit(1)")
-    with pytest.raises(ModelError, match="claude exited with status 1: .*Invalid API key"):
+    with pytest.raises(ModelError, match=r"claude exited with status 1: .*Invalid API key"):
         ask(create_model("claude"))
 
 

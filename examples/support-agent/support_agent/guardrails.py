@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
 ACTIVE_WATER = (
     r"(right now|at the moment|currently|water everywhere|is (flooding|pouring|gushing|spreading"
     r"|coming (in|through|out))|keeps? (pouring|rising|spreading)|burst|won'?t stop|gushing|pouring)"
