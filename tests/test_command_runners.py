@@ -449,3 +449,25 @@ def test_run_rejects_an_unknown_format(cli, cases_file: Path, tmp_path: Path) ->
         tmp_path / "s.db",
     )
     assert result.code == 2 and "unknown response format 'yaml'" in result.stderr
+
+
+def test_suite_conditions_choose_their_format(cli, bin_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    reply = {"type": "result", "subtype": "success", "is_error": False, "result": "parsed"}
+    write_program(bin_dir, "agent", f"print(json.dumps({reply!r}))")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case("c0")])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'cases = "cases.jsonl"\nmodel = "command:agent {prompt}"\ntrials = 1\n'
+        "[run]\nallow_unmetered = true\n"
+        '[[conditions]]\nname = "raw"\n'
+        '[[conditions]]\nname = "json"\nformat = "claude-json"\n'
+    )
+    out = tmp_path / "trials.jsonl"
+    result = cli("run", suite, "--output", out, "--store", tmp_path / "s.db")
+    assert result.code == 0, result.stderr
+    rows = {r["condition"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["json"]["response"] == "parsed"
+    assert json.loads(rows["raw"]["response"]) == reply
+    suite.write_text(suite.read_text().replace('"claude-json"', '"xml"'))
+    bad = cli("run", suite, "--store", tmp_path / "s.db")
+    assert bad.code == 2 and "format" in bad.stderr and "suite.toml" in bad.stderr

@@ -39,6 +39,14 @@ async def async_agent(case, settings):
         "rule": "demo",
     }
 
+closed = []
+
+async def _close():
+    closed.append(True)
+
+async_agent.assay_aclose = _close
+async_agent.assay_version = {"kb": "abc"}
+
 def failing_agent(case, settings):
     if case.id == "c1":
         raise ValueError("the knowledge base is unreachable")
@@ -72,6 +80,11 @@ def agent_file(tmp_path: Path) -> Path:
     return path
 
 
+def loaded(path: Path) -> Any:
+    """The module assay imported from an agent file."""
+    return next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(path))
+
+
 def case(case_id: str = "c0", **extra: Any) -> Case:
     return Case.model_validate(make_case(case_id, **extra))
 
@@ -94,7 +107,7 @@ def test_sync_callable_runs_in_a_worker_thread(agent_file: Path) -> None:
         {"condition": "candidate", "skill": "s", "model": "m", "tone": "warm"},
     )
     assert reply.text == "sync c0 candidate warm" and reply.state is None
-    module = sys.modules[next(k for k in sys.modules if k.startswith("assay_agent_my_agent_"))]
+    module = loaded(agent_file)
     assert module.calls[-1] != threading.current_thread().name
 
 
@@ -121,6 +134,14 @@ def test_module_spec_and_metering(agent_file: Path, monkeypatch: pytest.MonkeyPa
     assert call(f"python:{agent_file}:priced_agent", case()).cost_usd == pytest.approx(2.0)
     flag = create_model(f"python:{agent_file}:sync_agent", ModelOptions(price=Price(1, 1)))
     assert model_price(flag) == Price(1, 1)
+
+
+def test_version_and_close_hooks(agent_file: Path) -> None:
+    model = create_model(f"python:{agent_file}:async_agent")
+    assert model.identity()["version"] == {"kb": "abc"}
+    asyncio.run(model.aclose())
+    module = loaded(agent_file)
+    assert module.closed == [True]
 
 
 def test_identity_follows_the_source(agent_file: Path) -> None:

@@ -132,6 +132,15 @@ def answer_model(spec: str) -> Model:
     return held[1]
 
 
+async def close_models() -> None:
+    """Close the answer models this event loop opened (assay calls this when a run ends)."""
+    loop = asyncio.get_running_loop()
+    for spec, (owner, model) in list(_MODELS.items()):
+        if owner is loop:
+            del _MODELS[spec]
+            await model.aclose()
+
+
 async def run_agent(question: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Run the graph on one question; settings come from the assay condition."""
     spec = str(settings.get("agent_model") or DEFAULT_MODEL)

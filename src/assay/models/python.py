@@ -12,6 +12,10 @@ the callable carries an `assay_price` attribute (a Price or an `(in, out)` pair,
 million tokens): the budget then reserves that price's worst case, and a reply without
 `cost_usd` is charged that price for its reported usage.
 
+Optional attributes of the callable: `assay_version` (any JSON value, part of the cache
+identity: set it to a hash of the agent's data, say its knowledge base) and `assay_aclose`
+(sync or async, called once when the run ends, to close the agent's own clients).
+
 A file path is imported as a module of its own, with its folder put first on `sys.path` so it
 can import its neighbours; a relative path is resolved against the suite's folder (when
 there is a suite and the file is there), else against the current directory. The cache identity includes a hash of the callable's source (for
@@ -187,7 +191,11 @@ class PythonModel:
         )
 
     def identity(self) -> dict[str, Any]:
-        return {"spec": self.spec, "source_sha256": self.digest}
+        return {
+            "spec": self.spec,
+            "source_sha256": self.digest,
+            "version": getattr(self.fn, "assay_version", None),
+        }
 
     async def generate(self, request: Request) -> Response:
         if request.case is None:
@@ -207,7 +215,11 @@ class PythonModel:
         return to_response(result, self.price)
 
     async def aclose(self) -> None:
-        return None
+        hook = getattr(self.fn, "assay_aclose", None)
+        if hook is not None:
+            result = hook()
+            if inspect.isawaitable(result):
+                await result
 
 
 def create(rest: str, options: ModelOptions) -> PythonModel:
