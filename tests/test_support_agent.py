@@ -126,3 +126,24 @@ def test_suite_end_to_end_on_the_mock_model(cli, tmp_path: Path) -> None:  # typ
             assert set(expect.retrieve) <= set(state["retrieved"]), row["case_id"]
     answerable = sum(1 for c in cases.values() if expected_kind(c.expect) == "answer")
     assert matched == {"baseline": answerable, "candidate": len(cases)}
+
+
+def test_any_model_spec_inner_model_over_http(  # type: ignore[no-untyped-def]
+    cli, mock_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = mock_server()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+    out = tmp_path / "trials.jsonl"
+    result = cli(
+        "run", EXAMPLE / "suite.toml", "--param", "agent_model=openai:gpt-4o-mini",
+        "--case", "sa-001", "--case", "sa-301", "--output", out, "--store", tmp_path / "s.db",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    rows = {(r["case_id"], r["condition"]): r for r in map(json.loads, out.read_text().splitlines())}
+    answered = rows[("sa-001", "candidate")]
+    assert answered["response"].startswith("Mock reply") and answered["cost_usd"] > 0
+    assert answered["state"]["citations"] == ["kb-pair-sensor", "kb-moving-home"]
+    escalated = rows[("sa-301", "candidate")]
+    assert escalated["state"]["kind"] == "escalation" and escalated["cost_usd"] == 0.0
+    assert server.stats()["requests"] == 3  # no model call for the escalation
