@@ -103,7 +103,7 @@ def test_faults_map_to_retryable_errors_without_sdk_retries(  # type: ignore[no-
 
 
 def test_timeout(mock_server, anthropic_env) -> None:  # type: ignore[no-untyped-def]
-    server = mock_server(rates={"timeout": 1.0}, timeout_sleep=5.0)
+    server = mock_server(rates={"timeout": 1.0}, timeout_sleep=1.0)
     anthropic_env(server.url)
     with pytest.raises(ModelError, match="timeout") as caught:
         call("anthropic:claude-haiku-4-5", req(timeout_s=0.3))

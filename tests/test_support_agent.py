@@ -140,7 +140,9 @@ def test_any_model_spec_inner_model_over_http(  # type: ignore[no-untyped-def]
         "--case", "sa-001", "--case", "sa-301", "--output", out, "--store", tmp_path / "s.db",
     )  # fmt: skip
     assert result.code == 0, result.stderr
-    rows = {(r["case_id"], r["condition"]): r for r in map(json.loads, out.read_text().splitlines())}
+    rows = {
+        (r["case_id"], r["condition"]): r for r in map(json.loads, out.read_text().splitlines())
+    }
     answered = rows[("sa-001", "candidate")]
     assert answered["response"].startswith("Mock reply") and answered["cost_usd"] > 0
     assert answered["state"]["citations"] == ["kb-pair-sensor", "kb-moving-home"]

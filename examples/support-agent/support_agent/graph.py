@@ -144,7 +144,7 @@ async def close_models() -> None:
 async def run_agent(question: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Run the graph on one question; settings come from the assay condition."""
     spec = str(settings.get("agent_model") or DEFAULT_MODEL)
-    agent = Agent(default_kb(), answer_model(spec), int(settings.get("max_tokens", 300)))
+    agent = Agent(default_kb(), answer_model(spec), int(settings.get("max_tokens", 200)))
     final: AgentState = await build_graph(agent).ainvoke(
         {
             "question": question,
