@@ -44,6 +44,8 @@ class ConditionSection(SuiteModel):
     skill: str | None = None
     system: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    format: Literal["text", "claude-json", "codex-jsonl"] | None = None
+    workdir: str | None = None
 
 
 class JudgeSection(SuiteModel):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,6 +13,7 @@ from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.errors import InputError
+from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.records import Case
@@ -54,6 +56,8 @@ def suite_conditions(suite: Suite, only: list[str] | None) -> list[Condition]:
             skill=None,
             system=c.system,
             params=dict(c.params),
+            response_format=c.format,
+            workdir=suite.path(c.workdir) if c.workdir else None,
         )
         for c in suite.conditions
     ]
@@ -68,6 +72,40 @@ def suite_conditions(suite: Suite, only: list[str] | None) -> list[Condition]:
         if not conditions:
             raise InputError(f"ERROR: --condition: none of {only} is in the suite")
     return conditions
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"ERROR: --param: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    return params
+
+
+def apply_overrides(
+    conditions: list[Condition],
+    params: dict[str, Any],
+    response_format: str | None,
+    workdir: Path | None,
+) -> None:
+    """Flags win over the suite: --param, --format and --workdir apply to every condition."""
+    if response_format is not None and response_format not in FORMATS:
+        raise InputError(
+            f"ERROR: --format: unknown response format {response_format!r}"
+            f" (known: {', '.join(FORMATS)})"
+        )
+    for condition in conditions:
+        condition.params.update(params)
+        if response_format is not None:
+            condition.response_format = response_format
+        if workdir is not None:
+            condition.workdir = workdir
 
 
 def report_result(result: RunResult, output: Path | None, store: Path, as_json: bool) -> None:
@@ -151,6 +189,21 @@ def run(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
     retries: Annotated[int | None, typer.Option(min=0, help="Retries per call.")] = None,
+    response_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="How command: models print answers: text, claude-json or codex-jsonl.",
+        ),
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(help="Working folder of CLI models (default: a fresh temporary one)."),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE: set a condition parameter for every condition."),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
@@ -179,10 +232,12 @@ def run(
         retries=section.retries if retries is None else retries,
         budget_usd=section.budget_usd if budget_usd is None else budget_usd,
     )
+    apply_overrides(conditions, parse_params(param), response_format, workdir)
     price_text = price or section.price
     options = ModelOptions(
         base_url=base_url or section.base_url,
         price=parse_price(price_text) if price_text else None,
+        extra={"root": suite.root} if suite is not None else {},
     )
     request = RunRequest(
         cases=select_cases(catalogue, case),

@@ -33,6 +33,8 @@ class Condition:
     skill_path: Path | None = None
     system: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    response_format: str | None = None  # for command: models (text|claude-json|codex-jsonl)
+    workdir: Path | None = None  # for CLI models; None: a fresh temporary folder per call
 
     @property
     def skill_sha256(self) -> str | None:
@@ -110,7 +112,9 @@ def run_id_for(
     digest = hashlib.sha256()
     for case in cases:
         digest.update(case.model_dump_json().encode())
-    head = [[c.name, identities[c.name], c.skill_sha256, c.system] for c in conditions] + [
+    head = [
+        [c.name, identities[c.name], c.skill_sha256, c.system, c.params] for c in conditions
+    ] + [
         trials,
         params,
     ]

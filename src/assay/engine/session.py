@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +32,19 @@ class RunRequest:
 
 
 def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict[str, Model]:
-    """One model instance per distinct spec, shared by the conditions that use it."""
-    by_spec: dict[str, Model] = {}
+    """One model instance per distinct spec (and CLI settings), shared by its conditions."""
+    by_spec: dict[tuple[str, str | None, Path | None], Model] = {}
     models: dict[str, Model] = {}
     for condition in conditions:
-        if condition.model not in by_spec:
-            by_spec[condition.model] = create_model(condition.model, options)
-        models[condition.name] = by_spec[condition.model]
+        key = (condition.model, condition.response_format, condition.workdir)
+        if key not in by_spec:
+            own = dataclasses.replace(
+                options,
+                response_format=condition.response_format or options.response_format,
+                workdir=condition.workdir or options.workdir,
+            )
+            by_spec[key] = create_model(condition.model, own)
+        models[condition.name] = by_spec[key]
     return models
 
 

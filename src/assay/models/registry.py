@@ -17,6 +17,11 @@ REGISTRY: dict[str, str] = {
     "mock": "assay.models.mock:create",
     "openai": "assay.models.openai:create",
     "llamacpp": "assay.models.llamacpp:create",
+    "anthropic": "assay.models.anthropic:create",
+    "claude": "assay.models.command:create_claude",
+    "codex": "assay.models.command:create_codex",
+    "command": "assay.models.command:create_command",
+    "python": "assay.models.python:create",
 }
 
 

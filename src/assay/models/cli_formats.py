@@ -1,0 +1,174 @@
+"""Parsers for what agent CLIs print: `text`, `claude-json` and `codex-jsonl`.
+
+Each parser takes the process's stdout and returns a Parsed answer or raises ModelError;
+lines that are not part of the format (warnings, progress notes) are tolerated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from assay.models.base import ModelError
+from assay.redact import scrub
+
+FORMATS = ("text", "claude-json", "codex-jsonl")
+MESSAGE_LIMIT = 300
+# Words in an error text that say the provider was overloaded or rate limited.
+OVERLOAD_HINTS = ("overloaded", "rate limit", "rate_limit", "429", "529", "503")
+
+
+@dataclass(slots=True)
+class Parsed:
+    """An answer read from a CLI's output."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    model: str | None = None
+    state: dict[str, Any] | None = None
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return scrub(text[:MESSAGE_LIMIT] + ("…" if len(text) > MESSAGE_LIMIT else ""))
+
+
+def _failure(prefix: str, text: str) -> ModelError:
+    """A failed answer; retryable when the text says the provider was overloaded."""
+    overload = any(hint in text.lower() for hint in OVERLOAD_HINTS)
+    return ModelError(f"{prefix}: {_short(text)}", retryable=overload, overload=overload)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def parse_text(stdout: str) -> Parsed:
+    """The whole stdout is the answer (trailing whitespace removed); empty is an error."""
+    text = stdout.rstrip()
+    if not text.strip():
+        raise ModelError("the command printed nothing")
+    return Parsed(text=text)
+
+
+def _json_values(stdout: str) -> Iterator[Any]:
+    """JSON values that start a line (one-line or pretty-printed); other lines are skipped."""
+    decoder = json.JSONDecoder()
+    offset = 0
+    while offset < len(stdout):
+        end = stdout.find("\n", offset)
+        end = len(stdout) if end < 0 else end
+        line = stdout[offset:end]
+        start = offset + len(line) - len(line.lstrip())
+        if line.lstrip()[:1] in ("{", "["):
+            try:
+                value, stop = decoder.raw_decode(stdout, start)
+            except ValueError:
+                pass
+            else:
+                yield value
+                newline = stdout.find("\n", stop)
+                offset = len(stdout) if newline < 0 else newline + 1
+                continue
+        offset = end + 1
+
+
+def _claude_result(stdout: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = None
+    for value in _json_values(stdout):
+        items = value if isinstance(value, list) else [value]  # `--verbose` prints a list
+        for item in items:
+            if isinstance(item, dict) and item.get("type") == "result":
+                found = item
+    return found
+
+
+def parse_claude_json(stdout: str) -> Parsed:
+    """`claude --output-format json`: `result` is the answer; `is_error` or a non-success
+    subtype is an error; usage (cache tokens counted as input) and `total_cost_usd` kept."""
+    result = _claude_result(stdout)
+    if result is None:
+        raise ModelError(
+            "claude-json: no result object in the output"
+            if stdout.strip()
+            else "claude-json: the command printed nothing"
+        )
+    subtype = result.get("subtype", "success")
+    if result.get("is_error") is True or subtype != "success":
+        reason = result.get("result") or result.get("error") or "no message"
+        raise _failure(f"claude-json: {subtype}", str(reason))
+    text = result.get("result")
+    if not isinstance(text, str):
+        raise ModelError("claude-json: the result object has no `result` text")
+    raw_usage = result.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    input_tokens: int = sum(_int(usage.get(key)) for key in keys)
+    cost = result.get("total_cost_usd")
+    models = result.get("modelUsage")
+    model = next(iter(models), None) if isinstance(models, dict) and models else None
+    return Parsed(
+        text=text,
+        input_tokens=input_tokens,
+        output_tokens=_int(usage.get("output_tokens")),
+        cost_usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        model=model,
+    )
+
+
+AGENT_MESSAGE_TYPES = ("agent_message", "assistant_message")
+
+
+def parse_codex_jsonl(stdout: str) -> Parsed:
+    """`codex exec --json`: the last completed agent_message is the answer (all are kept in
+    `state.agent_messages`); usage from the last turn.completed; a failed turn is an error."""
+    messages: list[str] = []
+    usage: dict[str, Any] | None = None
+    failure: str | None = None
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        item = event.get("item")
+        if kind == "item.completed" and isinstance(item, dict):
+            item_type = item.get("type", item.get("item_type"))
+            if item_type in AGENT_MESSAGE_TYPES and isinstance(item.get("text"), str):
+                messages.append(item["text"])
+        elif kind == "turn.completed":
+            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            failure = None
+        elif kind == "turn.failed":
+            error = event.get("error")
+            failure = str(error.get("message") if isinstance(error, dict) else error)
+        elif kind == "error":
+            failure = str(event.get("message") or "error event")
+    if failure is not None:
+        raise _failure("codex-jsonl: turn failed", failure)
+    if not messages:
+        raise ModelError(
+            "codex-jsonl: no agent_message in the output"
+            if stdout.strip()
+            else "codex-jsonl: the command printed nothing"
+        )
+    usage = usage or {}
+    return Parsed(
+        text=messages[-1],
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        state={"agent_messages": messages, "usage": usage},
+    )
+
+
+PARSERS: dict[str, Callable[[str], Parsed]] = {
+    "text": parse_text,
+    "claude-json": parse_claude_json,
+    "codex-jsonl": parse_codex_jsonl,
+}

@@ -1,0 +1,349 @@
+"""Agent CLIs as models: `claude[:MODEL]`, `codex[:MODEL]` and `command:ARGV`.
+
+Each call runs the program directly (never through a shell) in its own process group and a
+fresh temporary working directory, so it cannot see or change the repository assay runs
+from; a timeout or cancellation kills the whole group, grandchildren included. The prompt is
+one literal argument (after `--` for claude and codex, at `{prompt}` for `command:`) or, when
+`command:` has no `{prompt}` placeholder, the process's stdin. Output is read by the parser
+of the response format (`text`, `claude-json`, `codex-jsonl`; see cli_formats).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InputError
+from assay.models.base import Message, ModelError, Request, Response
+from assay.models.cli_formats import FORMATS, PARSERS, Parsed
+from assay.models.pricing import Price, lookup_price
+from assay.models.registry import ModelOptions
+from assay.redact import scrub
+
+PLACEHOLDER = "{prompt}"
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
+STDERR_KEEP_BYTES = 64 * 1024  # the tail of stderr kept for error details
+DRAIN_S = 1.0  # how long to read pipes still held open by a grandchild after the exit
+DETAIL_LIMIT = 4000
+
+CLAUDE_ARGV = [
+    "claude",
+    "--disable-slash-commands",
+    "--print",
+    "--output-format",
+    "json",
+    "--no-session-persistence",
+    "--setting-sources",
+    "",
+]
+CODEX_ARGV = [
+    "codex",
+    "exec",
+    "--ephemeral",
+    "--ignore-user-config",
+    "--sandbox",
+    "read-only",
+    "--skip-git-repo-check",
+    "--json",
+]
+
+
+def prompt_text(messages: list[Message]) -> str:
+    """One prompt for a CLI: system text first; several turns become a labelled transcript."""
+    system = [m.content for m in messages if m.role == "system"]
+    turns = [m for m in messages if m.role != "system"]
+    if len(turns) == 1:
+        body = turns[0].content
+    else:
+        body = "\n\n".join(f"{m.role.capitalize()}: {m.content}" for m in turns)
+    return "\n\n".join([*system, body])
+
+
+@dataclass(slots=True)
+class Finished:
+    """A finished process: exit status and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL a process group (the child is its leader); gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.write(data)
+        await stream.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.close()
+        await stream.wait_closed()
+
+
+class _Reader:
+    """Collects a pipe: everything up to a cap (stdout) or just the tail (stderr)."""
+
+    def __init__(self, stream: asyncio.StreamReader, cap: int, keep_tail: bool, pid: int):
+        self.stream = stream
+        self.cap = cap
+        self.keep_tail = keep_tail
+        self.pid = pid
+        self.data = bytearray()
+        self.overflow = False
+
+    async def read(self) -> None:
+        while chunk := await self.stream.read(65536):
+            self.data += chunk
+            if len(self.data) > self.cap:
+                if self.keep_tail:
+                    del self.data[: len(self.data) - self.cap]
+                else:
+                    self.overflow = True
+                    kill_group(self.pid)
+                    return
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+async def run_process(
+    argv: list[str], stdin: str | None, cwd: Path, timeout_s: float | None
+) -> Finished:
+    """Run argv without a shell in a new session; kill its process group on timeout,
+    cancellation, oversized output, and after it exits (no call leaves processes behind)."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ModelError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    out = _Reader(proc.stdout, MAX_OUTPUT_BYTES, keep_tail=False, pid=proc.pid)
+    err = _Reader(proc.stderr, STDERR_KEEP_BYTES, keep_tail=True, pid=proc.pid)
+    tasks = [asyncio.create_task(out.read()), asyncio.create_task(err.read())]
+    if stdin is not None and proc.stdin is not None:
+        tasks.append(asyncio.create_task(_feed(proc.stdin, stdin.encode())))
+    try:
+        async with asyncio.timeout(timeout_s):
+            returncode = await proc.wait()
+            await asyncio.wait(tasks, timeout=DRAIN_S)
+    except TimeoutError:
+        raise ModelError(
+            f"timeout after {timeout_s}s; process group killed", retryable=True
+        ) from None
+    finally:
+        kill_group(proc.pid)
+        for task in tasks:
+            task.cancel()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(proc.wait())
+    if out.overflow:
+        raise ModelError(f"the command printed more than {MAX_OUTPUT_BYTES} bytes")
+    return Finished(returncode, out.text(), err.text())
+
+
+@contextlib.contextmanager
+def working_directory(configured: Path | None) -> Iterator[Path]:
+    """The configured directory, or a fresh temporary one removed after the call."""
+    if configured is not None:
+        yield configured
+        return
+    with tempfile.TemporaryDirectory(prefix="assay-call-", ignore_cleanup_errors=True) as path:
+        yield Path(path)
+
+
+def _detail(finished: Finished) -> str:
+    parts = []
+    if finished.stderr.strip():
+        parts.append("stderr:\n" + finished.stderr[-DETAIL_LIMIT:])
+    if finished.stdout.strip():
+        parts.append("stdout:\n" + finished.stdout[:DETAIL_LIMIT])
+    return scrub("\n".join(parts))
+
+
+class CommandModel:
+    """A CLI run once per call; its output parsed by a response format."""
+
+    def __init__(
+        self,
+        spec: str,
+        argv: list[str],
+        response_format: str,
+        *,
+        price: Price | None,
+        workdir: Path | None = None,
+        model: str | None = None,
+        budget_flag: bool = False,
+        metered: bool = True,
+        prompt_after_dashes: bool = False,
+    ) -> None:
+        self.spec = spec
+        self.argv = argv
+        self.prompt_after_dashes = prompt_after_dashes
+        # a relative program path means the launch directory, not the call's temporary one
+        program = argv[0]
+        self.exec_argv = [str(Path(program).resolve()) if os.sep in program else program, *argv[1:]]
+        self.response_format = response_format
+        self.parser = PARSERS[response_format]
+        self.price = price
+        self.workdir = workdir
+        self.model = model
+        self.budget_flag = budget_flag
+        self.metered = metered
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "argv": self.argv,
+            "format": self.response_format,
+            "workdir": str(self.workdir) if self.workdir else None,
+        }
+
+    def command_line(self, request: Request) -> tuple[list[str], str | None]:
+        """The argv of one call and what goes on stdin (None: stdin closed)."""
+        prompt = prompt_text(request.messages)
+        argv = list(self.exec_argv)
+        if self.budget_flag and request.budget_usd is not None:
+            # the engine reserved this call's worst case already; hand it to the CLI too
+            own = self.price.worst_case(request) if self.price is not None else 0.0
+            argv += ["--max-budget-usd", f"{request.budget_usd + own:.6f}"]
+        if self.prompt_after_dashes:
+            return [*argv, "--", prompt], None
+        if any(PLACEHOLDER in arg for arg in argv):
+            return [arg.replace(PLACEHOLDER, prompt) for arg in argv], None
+        return argv, prompt
+
+    async def generate(self, request: Request) -> Response:
+        argv, stdin = self.command_line(request)
+        with working_directory(self.workdir) as cwd:
+            finished = await run_process(argv, stdin, cwd, request.timeout_s)
+        if finished.returncode != 0:
+            raise self._exit_error(finished)
+        try:
+            parsed = self.parser(finished.stdout)
+        except ModelError as exc:
+            exc.detail = exc.detail or _detail(finished)
+            raise
+        return self._response(parsed)
+
+    def _exit_error(self, finished: Finished) -> ModelError:
+        status = finished.returncode
+        how = f"killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        name = Path(self.argv[0]).name
+        try:
+            self.parser(finished.stdout)
+        except ModelError as exc:
+            if "printed nothing" not in str(exc) and "no result" not in str(exc):
+                exc.args = (f"{name} {how}: {exc}",)
+                exc.detail = _detail(finished)
+                return exc
+        last = finished.stderr.strip().splitlines()[-1:] or [""]
+        message = f"{name} {how}" + (f": {scrub(last[0][:300])}" if last[0] else "")
+        return ModelError(message, detail=_detail(finished))
+
+    def _response(self, parsed: Parsed) -> Response:
+        cost = parsed.cost_usd
+        if not self.metered:
+            cost = None
+        elif cost is None and self.price is not None and self.response_format != "text":
+            cost = self.price.cost(parsed.input_tokens, parsed.output_tokens)
+        return Response(
+            text=parsed.text,
+            input_tokens=parsed.input_tokens,
+            output_tokens=parsed.output_tokens,
+            cost_usd=cost,
+            model=parsed.model or self.model,
+            state=parsed.state,
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _require_program(spec: str, program: str) -> None:
+    if shutil.which(program) is None:
+        raise InputError(f"ERROR: model spec {spec!r}: {program!r} is not on PATH")
+
+
+def create_claude(rest: str, options: ModelOptions) -> CommandModel:
+    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings."""
+    spec = f"claude:{rest}" if rest else "claude"
+    _require_program(spec, "claude")
+    argv = list(CLAUDE_ARGV)
+    if rest:
+        argv += ["--model", rest]
+    argv += ["--tools", ""]
+    price = options.price or (lookup_price(rest) if rest else None)
+    return CommandModel(
+        spec,
+        argv,
+        "claude-json",
+        price=price,
+        workdir=options.workdir,
+        model=rest or None,
+        budget_flag=True,
+        prompt_after_dashes=True,
+    )
+
+
+def create_codex(rest: str, options: ModelOptions) -> CommandModel:
+    """`codex[:MODEL]`: `codex exec` in a read-only sandbox with JSONL events; unmetered."""
+    spec = f"codex:{rest}" if rest else "codex"
+    _require_program(spec, "codex")
+    argv = list(CODEX_ARGV) + (["--model", rest] if rest else [])
+    return CommandModel(
+        spec,
+        argv,
+        "codex-jsonl",
+        price=None,
+        workdir=options.workdir,
+        model=rest or None,
+        metered=False,
+        prompt_after_dashes=True,
+    )
+
+
+def create_command(rest: str, options: ModelOptions) -> CommandModel:
+    """`command:ARGV`: any CLI; ARGV split like shell words, `{prompt}` or stdin."""
+    try:
+        argv = shlex.split(rest)
+    except ValueError as exc:
+        raise InputError(f"ERROR: model spec 'command:{rest}': {exc}") from None
+    if not argv:
+        raise InputError(
+            "ERROR: model spec 'command:': give the command, e.g. command:'my-cli {prompt}'"
+        )
+    if options.response_format not in FORMATS:
+        raise InputError(
+            f"ERROR: --format: unknown response format {options.response_format!r}"
+            f" (known: {', '.join(FORMATS)})"
+        )
+    program = argv[0]
+    if os.sep not in program and shutil.which(program) is None:
+        raise InputError(f"ERROR: model spec 'command:{rest}': {program!r} is not on PATH")
+    return CommandModel(
+        f"command:{rest}",
+        argv,
+        options.response_format,
+        price=options.price,
+        workdir=options.workdir,
+    )
