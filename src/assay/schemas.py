@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay.records import Case, Comparison, Label, ScoreRow, Trial
+from assay.reports.model import Report
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "case": Case,
@@ -14,6 +15,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "score": ScoreRow,
     "comparison": Comparison,
     "label": Label,
+    "report": Report,
 }
 
 

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from assay.cli import demo, run, schema, score, validate  # noqa: F401  (commands register on import)
+from assay.cli import demo, report, run, schema, score, validate  # noqa: F401  (commands register on import)
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
 
