@@ -180,7 +180,7 @@ def non_inferiority(
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin."""
     bound = -margin
-    limit = f"−{margin:g}" if margin else "0"
+    limit = f"-{margin:g}" if margin else "0"
     where = f" ({scope} cases)" if scope != "all" else ""
     figures = _figures(interval)
     name = f"non-inferiority:{metric}" + (f":{scope}" if scope != "all" else "")
