@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+
 from conftest import make_case, write_jsonl
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

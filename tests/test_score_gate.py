@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import make_case, write_jsonl
 
 METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make_case
 
 from assay.errors import InputError
 from assay.records import Case, Trial
 from assay.scorers import SCORERS, ScoreInput, create_scorer
 from assay.scoring.deterministic import run_scorers, scored_trials, threshold_checks
 from assay.suite import Threshold
+from conftest import make_case
 
 
 def case(**expect: Any) -> Case:

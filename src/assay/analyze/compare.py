@@ -93,21 +93,28 @@ def case_means(
     rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
 ) -> dict[str, list[float]]:
     """Per case: the mean over its trials of each metric and of the weighted score (NaN = absent)."""
-    sums: dict[str, list[float]] = {}
-    counts: dict[str, list[int]] = {}
-    columns = [*metrics, WEIGHTED]
-    for row in rows:
-        total = sums.setdefault(row.case_id, [0.0] * len(columns))
-        count = counts.setdefault(row.case_id, [0] * len(columns))
-        values = [row.metrics.get(m) for m in metrics] + [rubric.weighted(row.metrics)]
-        for index, value in enumerate(values):
-            if value is not None:
-                total[index] += value
-                count[index] += 1
-    return {
-        case: [s / c if c else math.nan for s, c in zip(sums[case], counts[case], strict=True)]
-        for case in sums
-    }
+    if not rows:
+        return {}
+    codes: dict[str, int] = {}
+    index = np.fromiter((codes.setdefault(r.case_id, len(codes)) for r in rows), dtype=np.int64)
+    values = np.array(
+        [[r.metrics.get(m, math.nan) for m in metrics] for r in rows], dtype=np.float64
+    ).reshape(len(rows), len(metrics))
+    weights = np.array([rubric.weights.get(m, 0.0) for m in metrics])
+    present = ~np.isnan(values)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight_sum = present.astype(np.float64) @ weights
+        weighted = np.where(present, values, 0.0) @ weights / weight_sum
+    weighted[weight_sum <= 0] = math.nan
+    table = np.column_stack([values, weighted])
+    sums = np.zeros((len(codes), table.shape[1]))
+    counts = np.zeros((len(codes), table.shape[1]))
+    seen = ~np.isnan(table)
+    np.add.at(sums, index, np.where(seen, table, 0.0))
+    np.add.at(counts, index, seen.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    return {case: means[code].tolist() for case, code in codes.items()}
 
 
 def paired_deltas(
