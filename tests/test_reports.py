@@ -196,3 +196,20 @@ def test_suite_sections_are_typed(cli, tmp_path: Path) -> None:
     suite = write_suite(tmp_path, '[gate]\nmode = "sometimes"\n')
     result = cli("run", suite, "--store", tmp_path / "db.sqlite")
     assert result.code == 2 and "gate.mode" in result.stderr
+
+
+def test_report_from_a_stored_run(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    store = tmp_path / "db.sqlite"
+    ran = cli("run", suite, "--store", store, "--json")
+    assert ran.code == 0, ran.stderr
+    run_id = ran.json()["run_id"]
+    result = cli(
+        "report", "--run", run_id, "--suite", suite, "--store", store, "--out", tmp_path / "again"
+    )
+    assert result.code == 0, result.stderr
+    stored = json.loads((tmp_path / "out" / "report.json").read_text())
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert stored == again
+    unknown = cli("report", "--run", "nope", "--suite", suite, "--store", store, "--out", tmp_path)
+    assert unknown.code == 2 and "'nope' is not in the store" in unknown.stderr

@@ -279,3 +279,11 @@ def test_bad_json_is_exit_2(cli, tmp_path: Path, bad: str) -> None:
     path.write_text(json.dumps(row("a", "baseline")) + "\n" + bad + "\n")
     result = cli("score", path)
     assert result.code == 2 and f"{path}:2:" in result.stderr
+
+
+def test_one_case_is_never_enough_to_pass(cli, tmp_path: Path) -> None:
+    rows = [row("a", "baseline", value=2), row("a", "candidate", value=5)]
+    result = score(cli, tmp_path, rows)
+    gate = result.json()["release_gate"]
+    assert result.code == 1 and gate["verdict"] == "INCONCLUSIVE"
+    assert result.json()["comparisons"]["candidate"]["weighted_score"]["ci_low"] is None

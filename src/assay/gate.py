@@ -172,6 +172,8 @@ def _interval_check(
 
 
 def _figures(interval: Delta) -> str:
+    if math.isnan(interval.ci_low):
+        return f"{_fmt(interval.delta)} [no interval from {interval.cases} case]"
     return f"{_fmt(interval.delta)} [{_fmt(interval.ci_low)}, {_fmt(interval.ci_high)}]"
 
 

@@ -77,9 +77,10 @@ def paired_bootstrap(
         n[column] = present.size
         if not present.size:
             continue
-        mean[column] = low[column] = high[column] = present.mean()
+        mean[column] = present.mean()
         if present.size < 2:
-            continue
+            continue  # one case says nothing about the spread: no interval
+        low[column] = high[column] = mean[column]
         sd[column] = present.std(ddof=1)
         if resamples > 0 and sd[column] > 0:
             means = _resampled_means(present, resamples, rng)

@@ -35,7 +35,7 @@ class Delta:
     sd: float
     cases: int
 
-    def as_json(self) -> dict[str, float | int]:
+    def as_json(self) -> dict[str, float | int | None]:
         return {
             "delta": _round(self.delta),
             "ci_low": _round(self.ci_low),
@@ -58,8 +58,8 @@ class Paired:
         return result
 
 
-def _round(value: float) -> float:
-    return round(value, 6) if math.isfinite(value) else value
+def _round(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
 
 
 def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
