@@ -213,3 +213,46 @@ def test_report_from_a_stored_run(cli, tmp_path: Path) -> None:
     assert stored == again
     unknown = cli("report", "--run", "nope", "--suite", suite, "--store", store, "--out", tmp_path)
     assert unknown.code == 2 and "'nope' is not in the store" in unknown.stderr
+
+
+FAKE_JUDGE = """
+from assay.records import ScoreRow
+
+METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")
+
+
+def judge_trials(suite, cases, trials):
+    rows = []
+    for t in trials:
+        value = 4 if t.condition == "candidate" else 3
+        rows.append(ScoreRow.model_validate(
+            {"case_id": t.case_id, "trial": t.trial, "condition": t.condition,
+             "source": "judge:fake", **dict.fromkeys(METRICS, value)}
+        ))
+    return rows
+"""
+
+
+def test_judges_plug_into_the_chain(cli, tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "fake_judges.py").write_text(FAKE_JUDGE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("assay.pipeline.JUDGE_ENTRY", "fake_judges:judge_trials")
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text() + '[judge]\nmodel = "mock"\n', encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 0, result.stdout + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["weights"]["correctness"] == 0.3
+    assert summary["comparisons"]["candidate"]["weighted_score"]["delta"] == 1.0
+    assert summary["comparisons"]["candidate"]["contains"]["delta"] == 1.0
+    assert len((tmp_path / "out" / "scores.jsonl").read_text().splitlines()) == 40
+
+
+def test_judge_section_without_judges_is_an_input_error(
+    cli, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("assay.pipeline.JUDGE_ENTRY", "assay_no_such_module:judge_trials")
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text() + '[judge]\nmodel = "mock"\n', encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 2 and "judges are not available" in result.stderr

@@ -33,7 +33,7 @@ from assay.scoring.deterministic import (
     threshold_checks,
 )
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.scoring.table import BASELINE, ScoredTrial
+from assay.scoring.table import BASELINE, ScoredTrial, metric_errors
 from assay.suite import GateSection, Suite, Threshold
 
 JudgeFn = Callable[[Suite, Sequence[Case], Sequence[Trial]], list[ScoreRow]]
@@ -55,8 +55,16 @@ def judge_trials(suite: Suite, cases: Sequence[Case], trials: Sequence[Trial]) -
     return judge(suite, cases, answered)
 
 
-def rows_from_scores(scores: Sequence[ScoreRow]) -> list[ScoredTrial]:
-    """Score rows (already validated) as gate rows."""
+def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -> list[ScoredTrial]:
+    """Score rows as gate rows; with a rubric, metrics off its scale are an input error."""
+    if rubric is not None:
+        problems = [
+            f"ERROR: judge score {s.case_id}#{s.trial} {s.condition}: {problem}"
+            for s in scores
+            for problem in metric_errors(dict(s.model_extra or {}), rubric, require=False)[1]
+        ]
+        if problems:
+            raise InputError(problems[:50])
     return [
         ScoredTrial(
             case_id=s.case_id,
@@ -188,7 +196,12 @@ def run_chain(
     evaluation = evaluate(
         cases={c.id: c for c in cases},
         trials=trials,
-        judged=rows_from_scores(judged_scores),
+        judged=rows_from_scores(
+            judged_scores,
+            Rubric(scale=(suite.scoring.scale[0], suite.scoring.scale[1]))
+            if judged_scores
+            else None,
+        ),
         scorers=scorers,
         thresholds=suite.scoring.thresholds,
         config=suite.gate,

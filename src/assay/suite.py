@@ -161,6 +161,13 @@ class Suite(SuiteModel):
         return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
 
 
+def suite_cases(suite: Suite | None) -> Path | None:
+    """The suite's case catalogue when the suite names one (`cases = ...`), else None."""
+    if suite is None or "cases" not in suite.model_fields_set:
+        return None
+    return suite.path(suite.cases)
+
+
 def _line_of_key(text: str, key: str) -> int | None:
     pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=", re.MULTILINE)
     match = pattern.search(text)

@@ -19,7 +19,7 @@ from assay.scoring.deterministic import build_scorers
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.scoring.table import BASELINE, check_pairing, load_scores
 from assay.store import DEFAULT_STORE, Store
-from assay.suite import GateSection, ScorerEntry, Suite, load_suite
+from assay.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
 
 FORMATS = ("md", "json", "junit")
 
@@ -113,7 +113,7 @@ def report(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
             " (--scorer/--suite)"
         )
-    case_path = cases or (loaded.path(loaded.cases) if loaded else None)
+    case_path = cases or suite_cases(loaded)
     catalogue = {c.id: c for c in load_cases(case_path)} if case_path else None
     if entries and trial_rows and catalogue is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")

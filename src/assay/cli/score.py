@@ -14,7 +14,7 @@ from assay.errors import EXIT_GATE_FAILED, EXIT_OK
 from assay.scoring.analysis import Analysis, analyse, join_cases
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.scoring.table import BASELINE, check_pairing, load_scores
-from assay.suite import GateSection, Suite, load_suite
+from assay.suite import GateSection, Suite, load_suite, suite_cases
 
 
 def table_lines(analysis: Analysis) -> list[str]:
@@ -96,7 +96,7 @@ def score(
     name = candidate or config.candidate
     rows = load_scores(scores, rubric)
     check_pairing(rows, [BASELINE, name], scores)
-    case_path = cases or (loaded.path(loaded.cases) if loaded is not None else None)
+    case_path = cases or suite_cases(loaded)
     index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
     analysis = analyse(rows, rubric, config, candidate=name, cases=index)
     if output_format == "table" and not json_output:

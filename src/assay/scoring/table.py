@@ -36,7 +36,10 @@ class ScoredTrial:
         return (self.case_id, self.trial)
 
 
-def _metric_errors(extra: dict[str, Any], rubric: Rubric) -> tuple[dict[str, float], list[str]]:
+def metric_errors(
+    extra: dict[str, Any], rubric: Rubric, require: bool = True
+) -> tuple[dict[str, float], list[str]]:
+    """Metrics on the rubric's scale, and problems (booleans, non-numbers, off-scale, missing)."""
     low, high = rubric.scale
     metrics: dict[str, float] = {}
     problems: list[str] = []
@@ -51,7 +54,7 @@ def _metric_errors(extra: dict[str, Any], rubric: Rubric) -> tuple[dict[str, flo
             problems.append(f"{name}: {value} is outside the rubric's scale {low:g}-{high:g}")
         else:
             metrics[name] = float(value)
-    for name in rubric.weights:
+    for name in rubric.weights if require else ():
         if name not in extra:
             problems.append(f"{name}: required by the weights but missing")
     return metrics, problems
@@ -66,7 +69,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
     for line, record in records:
         extra = dict(record.model_extra or {})
         seen_metrics.update(extra)
-        metrics, problems = _metric_errors(extra, rubric)
+        metrics, problems = metric_errors(extra, rubric)
         errors.extend((line, p) for p in problems)
         key = (record.case_id, record.trial, record.condition)
         earlier = first.setdefault(key, line)
