@@ -287,3 +287,11 @@ def test_one_case_is_never_enough_to_pass(cli, tmp_path: Path) -> None:
     gate = result.json()["release_gate"]
     assert result.code == 1 and gate["verdict"] == "INCONCLUSIVE"
     assert result.json()["comparisons"]["candidate"]["weighted_score"]["ci_low"] is None
+
+
+def test_bundled_example(cli) -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "gate"
+    stats = cli("score", example / "scores.jsonl", "--cases", example / "cases.jsonl")
+    assert stats.code == 1 and stats.json()["release_gate"]["verdict"] == "INCONCLUSIVE"
+    seed = cli("score", example / "scores.jsonl", "--gate", "seed")
+    assert seed.code == 0 and seed.json()["release_gate"]["verdict"] == "PASS"

@@ -232,7 +232,7 @@ def seed_checks(
         drop = base.means[metric] - cand.means[metric]
         figures = f"{cand.means[metric]:.3f} vs baseline {base.means[metric]:.3f}"
         status: Status = "fail" if drop > margin + TOLERANCE else "pass"
-        verb = "drops more than" if status == "fail" else "drops at most"
+        verb = "drops more than" if status == "fail" else "does not drop more than"
         checks.append(
             Check(
                 f"seed:{metric}",
