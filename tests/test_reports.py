@@ -256,3 +256,23 @@ def test_judge_section_without_judges_is_an_input_error(
     suite.write_text(suite.read_text() + '[judge]\nmodel = "mock"\n', encoding="utf-8")
     result = cli("run", suite, "--store", tmp_path / "db.sqlite")
     assert result.code == 2 and "judges are not available" in result.stderr
+
+
+def test_incomplete_run_still_reports_and_exits_3(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    text = suite.read_text().replace(
+        'model = "mock:answer"', 'model = "mock:answer,fail=0.3,seed=1"'
+    )
+    suite.write_text(text + "[run]\nretries = 0\n", encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 3, result.stdout + result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert any("errored trial(s) were not scored" in note for note in report["notes"])
+
+
+def test_bad_scorer_options_fail_before_the_run(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text().replace("max_latency_s = 30", "max_latency_s = -1"))
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 2 and "max_latency_s" in result.stderr
+    assert not (tmp_path / "db.sqlite").exists()

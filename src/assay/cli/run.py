@@ -15,6 +15,7 @@ from assay.errors import InputError
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.records import Case
+from assay.scoring.deterministic import build_scorers
 from assay.store import DEFAULT_STORE, Store
 from assay.suite import DEFAULT_MODEL, Suite, load_suite
 
@@ -121,7 +122,14 @@ def chain_after_run(
         trials = [Trial.model_validate(r) for r in handle.trial_records(result.run_id)]
     finally:
         handle.close()
-    evaluation, out_dir = run_chain(suite, list(request.cases), trials)
+    try:
+        evaluation, out_dir = run_chain(suite, list(request.cases), trials)
+    except InputError as exc:
+        if not result.exit_code:
+            raise
+        for message in exc.messages:  # the incomplete run is the news; 3 wins
+            err(message)
+        return result.exit_code
     gate = evaluation.analysis.gate
     say = err if as_json else out
     say(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
@@ -220,6 +228,8 @@ def run(
         allow_unmetered=allow_unmetered,
         output=output,
     )
+    if suite is not None:
+        build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
     handle = Store(store)
     try:
         total = len(request.cases) * len(conditions) * trials
