@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from assay.errors import InputError
-from assay.jsonl import MAX_ERRORS, format_errors, parse_records
+from assay.jsonl import MAX_ERRORS, describe_validation_error, format_errors, read_text
 from assay.records import ScoreRow
 from assay.scoring.rubric import Rubric
 
@@ -44,25 +46,60 @@ def metric_errors(
     metrics: dict[str, float] = {}
     problems: list[str] = []
     for name, value in extra.items():
-        if isinstance(value, bool):
+        kind = type(value)
+        if (kind is int or kind is float) and low <= value <= high:  # NaN fails the range
+            metrics[name] = float(value)
+        elif kind is bool:
             problems.append(
                 f"{name}: must be a number on the scale {low:g}-{high:g}, not a boolean"
             )
         elif not isinstance(value, int | float):
             problems.append(f"{name}: must be a number on the scale {low:g}-{high:g}")
-        elif not math.isfinite(value) or not low <= value <= high:
-            problems.append(f"{name}: {value} is outside the rubric's scale {low:g}-{high:g}")
         else:
-            metrics[name] = float(value)
-    for name in rubric.weights if require else ():
-        if name not in extra:
-            problems.append(f"{name}: required by the weights but missing")
+            problems.append(f"{name}: {value} is outside the rubric's scale {low:g}-{high:g}")
+    if require:
+        for name in rubric.weights:
+            if name not in extra:
+                problems.append(f"{name}: required by the weights but missing")
     return metrics, problems
+
+
+def parse_score_rows(path: Path) -> tuple[list[tuple[int, ScoreRow]], list[tuple[int, str]]]:
+    """Like `jsonl.parse_records(path, ScoreRow)`, with pydantic's JSON parser on the fast
+    path; a line it rejects goes through the standard path for the usual messages."""
+    records: list[tuple[int, ScoreRow]] = []
+    errors: list[tuple[int, str]] = []
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, ScoreRow.model_validate_json(line)))
+            continue
+        except ValidationError:
+            pass
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+        except RecursionError:
+            errors.append((number, "invalid JSON: nested too deeply"))
+        else:
+            if not isinstance(value, dict):
+                errors.append((number, f"expected a JSON object, got {type(value).__name__}"))
+            else:
+                try:
+                    records.append((number, ScoreRow.model_validate(value)))
+                except ValidationError as exc:
+                    errors.extend((number, m) for m in describe_validation_error(exc))
+        if len(errors) >= MAX_ERRORS:
+            errors.append((number, f"stopped after {MAX_ERRORS} errors"))
+            break
+    return records, errors
 
 
 def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
     """Validate every Score row; raise one InputError listing every problem."""
-    records, errors = parse_records(path, ScoreRow)
+    records, errors = parse_score_rows(path)
     rows: list[ScoredTrial] = []
     first: dict[tuple[str, int, str], int] = {}
     seen_metrics: set[str] = set()
@@ -70,7 +107,8 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
         extra = dict(record.model_extra or {})
         seen_metrics.update(extra)
         metrics, problems = metric_errors(extra, rubric)
-        errors.extend((line, p) for p in problems)
+        if problems:
+            errors.extend((line, p) for p in problems)
         key = (record.case_id, record.trial, record.condition)
         earlier = first.setdefault(key, line)
         if earlier != line:
