@@ -140,7 +140,7 @@ def blocker_check(rows: Sequence[ScoredTrial]) -> Check:
 
 def cases_for(distance: float, sd: float, z: float, have: int, scale: float = 1.0) -> int | None:
     """Cases likely needed for the interval to clear a bound `distance` away from the mean."""
-    if distance <= TOLERANCE:
+    if distance <= TOLERANCE or have < 2:
         return None
     need = math.ceil(scale * (z * sd / distance) ** 2)
     return max(need, have + 1)
@@ -193,12 +193,14 @@ def non_inferiority(
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale)
-    hint = (
-        f"about {need} cases{' in all' if scope != 'all' else ''} would likely resolve it"
-        if need
-        else "more cases are unlikely to resolve it at this mean"
-    )
-    reason = f"{metric}{where}: {figures} reaches below {limit}; {hint} (have {interval.cases})"
+    if need:
+        hint = f"about {need} cases{' in all' if scope != 'all' else ''} would likely resolve it"
+    elif interval.cases < 2:
+        hint = "an interval needs at least 2 cases"
+    else:
+        hint = "more cases are unlikely to resolve it at this mean"
+    verb = "is undecided against" if math.isnan(interval.ci_low) else "reaches below"
+    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} (have {interval.cases})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
 
 
@@ -213,10 +215,13 @@ def superiority(interval: Delta, z: float) -> Check:
         reason = f"{WEIGHTED}: {figures} is above 0"
         return _interval_check(name, "pass", reason, interval, WEIGHTED, 0.0)
     need = cases_for(interval.delta, interval.sd, z, interval.cases)
-    reason = (
-        f"{WEIGHTED}: {figures} includes 0; about {need} cases would likely resolve it"
-        f" (have {interval.cases})"
+    hint = (
+        f"about {need} cases would likely resolve it"
+        if need
+        else "an interval needs at least 2 cases"
     )
+    verb = "is undecided" if math.isnan(interval.ci_low) else "includes 0"
+    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
     return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
 
 
@@ -334,7 +339,7 @@ def decide(
             checks, notes = stats_checks(paired, config, risks)
             result.checks.extend(checks)
             result.notes.extend(notes)
-    elif candidate != BASELINE:
+    else:
         result.notes.append("no baseline to compare with: only blockers and thresholds gate")
     result.checks.extend(failures)
     return result

@@ -92,6 +92,10 @@ def report(
     if gate is not None:
         config.mode = gate
     name = candidate or config.candidate
+    if name == BASELINE:
+        raise InputError(
+            "ERROR: --candidate: the candidate must be another condition than baseline"
+        )
     scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
     weight_map = (
         parse_weights(weights)

@@ -10,7 +10,7 @@ import typer
 from assay.cases import load_cases
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import EXIT_GATE_FAILED, EXIT_OK
+from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.scoring.analysis import Analysis, analyse, join_cases
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.scoring.table import BASELINE, check_pairing, load_scores
@@ -94,6 +94,10 @@ def score(
     scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
     rubric = Rubric(weights=weight_map, scale=scale)
     name = candidate or config.candidate
+    if name == BASELINE:
+        raise InputError(
+            "ERROR: --candidate: the candidate must be another condition than baseline"
+        )
     rows = load_scores(scores, rubric)
     check_pairing(rows, [BASELINE, name], scores)
     case_path = cases or suite_cases(loaded)
