@@ -295,3 +295,26 @@ def test_bundled_example(cli) -> None:
     assert stats.code == 1 and stats.json()["release_gate"]["verdict"] == "INCONCLUSIVE"
     seed = cli("score", example / "scores.jsonl", "--gate", "seed")
     assert seed.code == 0 and seed.json()["release_gate"]["verdict"] == "PASS"
+
+
+def test_bootstrap_fast_path_matches_resampling_cases() -> None:
+    import numpy as np
+
+    from assay.analyze.bootstrap import paired_bootstrap
+
+    rng = np.random.default_rng(0)
+    coarse = (rng.integers(1, 6, 400) - rng.integers(1, 6, 400)) / 3.0  # few distinct values
+    jittered = coarse + rng.uniform(-1e-7, 1e-7, 400)  # all distinct: resamples case indices
+    fast = paired_bootstrap(coarse)
+    slow = paired_bootstrap(jittered)
+    assert abs(fast.low[0] - slow.low[0]) < 0.02 and abs(fast.high[0] - slow.high[0]) < 0.02
+    spread = 1.96 * coarse.std(ddof=1) / np.sqrt(400)
+    assert fast.high[0] - fast.low[0] == pytest.approx(2 * spread, rel=0.1)
+
+
+def test_suite_sections_reject_unknown_keys(cli, tmp_path: Path) -> None:
+    suite = tmp_path / "suite.toml"
+    suite.write_text("[scoring]\nweigths = {correctness = 1}\n")
+    rows = [row("a", "baseline"), row("a", "candidate")]
+    result = score(cli, tmp_path, rows, "--suite", str(suite))
+    assert result.code == 2 and "scoring.weigths" in result.stderr
