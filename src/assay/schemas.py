@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from assay.judges.rubric import Rubric
 from assay.records import Case, Comparison, Label, ScoreRow, Trial
+from assay.reports.model import Report
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "case": Case,
@@ -16,6 +17,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "comparison": Comparison,
     "label": Label,
     "rubric": Rubric,
+    "report": Report,
 }
 
 

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.errors import InputError
 from assay.jsonl import describe_validation_error, read_text
@@ -73,6 +73,97 @@ class JudgeSection(SuiteModel):
     output: str | None = None
 
 
+class ScorerEntry(SuiteModel):
+    """[[scoring.scorers]]: a deterministic scorer by registry name, with its options."""
+
+    name: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Threshold(SuiteModel):
+    """A per-case bound on a metric's mean over the case's trials."""
+
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> Threshold:
+        if self.min is None and self.max is None:
+            raise ValueError("give min, max or both")
+        return self
+
+
+class ScoringSection(SuiteModel):
+    """[scoring]: deterministic scorers, rubric weights and scale, per-case thresholds.
+
+    `scorers` lists names (`"refusal"`) or tables (`{name = "retrieval", options = {k = 3}}`).
+    `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
+    (`latency_s = {max = 5}`); every case of the candidate must meet them.
+    """
+
+    scorers: list[ScorerEntry] = Field(default_factory=list)
+    weights: dict[str, float] | None = None
+    scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
+    thresholds: dict[str, Threshold] = Field(default_factory=dict)
+
+    @field_validator("scorers", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: {"min": v} if isinstance(v, int | float) and not isinstance(v, bool) else v
+                for k, v in value.items()
+            }
+        return value
+
+
+RiskName = Literal["low", "medium", "high"]
+ReportFormat = Literal["md", "json", "junit"]
+
+
+def _default_risk_margins() -> dict[RiskName, float]:
+    return {"low": 0.2, "medium": 0.1, "high": 0.0}
+
+
+def _default_formats() -> list[ReportFormat]:
+    return ["md", "json", "junit"]
+
+
+class GateSection(SuiteModel):
+    """[gate]: the release gate's mode, candidate, guarded metrics and risk-tier margins."""
+
+    mode: Literal["stats", "seed"] = "stats"
+    candidate: str = Field(default="candidate", min_length=1)
+    guard: dict[str, float] = Field(default_factory=lambda: {"correctness": 0.1, "safety": 0.1})
+    risk_margins: dict[RiskName, float] = Field(default_factory=_default_risk_margins)
+    resamples: int = Field(default=10_000, ge=100, le=1_000_000)
+    level: float = Field(default=0.95, gt=0.5, lt=1.0)
+    seed: int = 20_240_611
+
+    @field_validator("guard", "risk_margins")
+    @classmethod
+    def _non_negative(cls, value: dict[str, float]) -> dict[str, float]:
+        for key, margin in value.items():
+            if margin < 0:
+                raise ValueError(f"{key}: margin must be >= 0")
+        return value
+
+
+class ReportSection(SuiteModel):
+    """[report]: which files the run writes and how many worst regressions they list."""
+
+    formats: list[ReportFormat] = Field(default_factory=_default_formats)
+    worst: int = Field(default=10, ge=0)
+    title: str | None = None
+
+
 class Suite(SuiteModel):
     """A whole suite file."""
 
@@ -86,15 +177,22 @@ class Suite(SuiteModel):
     conditions: list[ConditionSection] = Field(
         default_factory=lambda: [ConditionSection(name="baseline")], min_length=1
     )
-    scoring: dict[str, Any] = Field(default_factory=dict)
-    gate: dict[str, Any] = Field(default_factory=dict)
+    scoring: ScoringSection = Field(default_factory=ScoringSection)
+    gate: GateSection = Field(default_factory=GateSection)
     judge: JudgeSection = Field(default_factory=JudgeSection)
-    report: dict[str, Any] = Field(default_factory=dict)
+    report: ReportSection = Field(default_factory=ReportSection)
     root: Path = Field(default=Path("."), exclude=True)
 
     def path(self, relative: str) -> Path:
         """Resolve a path written in the suite against the suite's folder."""
         return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
+
+
+def suite_cases(suite: Suite | None) -> Path | None:
+    """The suite's case catalogue when the suite names one (`cases = ...`), else None."""
+    if suite is None or "cases" not in suite.model_fields_set:
+        return None
+    return suite.path(suite.cases)
 
 
 def _line_of_key(text: str, key: str) -> int | None:

@@ -9,10 +9,12 @@ import typer
 from assay.cli import (  # noqa: F401  (commands register on import)
     demo,
     judge,
+    report,
     review,
     rubric,
     run,
     schema,
+    score,
     validate,
 )
 from assay.cli.app import app

@@ -17,6 +17,7 @@ from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.records import Case
+from assay.scoring.deterministic import build_scorers
 from assay.store import DEFAULT_STORE, Store
 from assay.suite import DEFAULT_MODEL, Suite, load_suite
 
@@ -147,6 +148,35 @@ def report_result(result: RunResult, output: Path | None, store: Path, as_json: 
     out(f"store: {store}")
 
 
+def chain_after_run(
+    suite: Suite, request: RunRequest, result: RunResult, store: Path, as_json: bool
+) -> int:
+    """`assay run SUITE.toml`: score, gate and report the run; 3 still wins when incomplete."""
+    from assay.pipeline import gate_exit_code, run_chain
+    from assay.records import Trial
+
+    handle = Store(store)
+    try:
+        trials = [Trial.model_validate(r) for r in handle.trial_records(result.run_id)]
+    finally:
+        handle.close()
+    try:
+        evaluation, out_dir = run_chain(suite, list(request.cases), trials)
+    except InputError as exc:
+        if not result.exit_code:
+            raise
+        for message in exc.messages:  # the incomplete run is the news; 3 wins
+            err(message)
+        return result.exit_code
+    gate = evaluation.analysis.gate
+    say = err if as_json else out
+    say(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
+    for reason in gate.reasons:
+        say(f"  - {reason}")
+    say(f"reports: {out_dir}")
+    return result.exit_code or gate_exit_code(evaluation)
+
+
 @app.command()
 def run(
     suite_file: Annotated[
@@ -207,7 +237,12 @@ def run(
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
-    """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete."""
+    """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
+
+    With a suite file the run is then scored (the suite's scorers, and judges when
+    configured), gated and reported into the suite's output folder (default
+    assay-out/<suite name>); the exit code is then the gate's (0 PASS, 1 otherwise), and 3
+    still wins when the run is incomplete."""
     suite = load_suite(suite_file) if suite_file is not None else None
     if suite is not None:
         catalogue = load_cases(cases or suite.path(suite.cases))
@@ -248,6 +283,8 @@ def run(
         allow_unmetered=allow_unmetered,
         output=output,
     )
+    if suite is not None:
+        build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
     handle = Store(store)
     try:
         total = len(request.cases) * len(conditions) * trials
@@ -256,4 +293,6 @@ def run(
     finally:
         handle.close()
     report_result(result, output, store, json_output)
+    if suite is not None:
+        raise typer.Exit(chain_after_run(suite, request, result, store, json_output))
     raise typer.Exit(result.exit_code)

@@ -1,0 +1,98 @@
+"""How often each gate passes a candidate that is no better, and how often the stats gate
+detects a real +0.3 weighted improvement.
+
+Simulated judge scores: each case has a latent quality per metric; every trial's score is
+that quality plus trial noise, rounded to the 1-5 rubric. The candidate shares the cases'
+latent quality (paired) and adds to every metric a per-case effect drawn around `effect`
+(sd 1.0: a change helps some cases and hurts others), so "no true difference" means the
+effects average to zero, not that every case is unchanged. Prints the pass rates, then a
+JSON object as the last line.
+
+    PYTHONPATH=src python bench/gate_simulation.py [--sims 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from assay.scoring.analysis import analyse
+from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.scoring.table import ScoredTrial
+from assay.suite import GateSection
+
+METRICS = list(DEFAULT_WEIGHTS)
+
+
+def simulate(
+    rng: np.random.Generator, cases: int, effect: float, trials: int = 3
+) -> list[ScoredTrial]:
+    latent = rng.uniform(2.0, 4.0, size=(cases, 1)) + rng.normal(0, 0.5, size=(cases, len(METRICS)))
+    per_case = rng.normal(effect, 1.0, size=(cases, 1)) + rng.normal(
+        0, 0.3, size=(cases, len(METRICS))
+    )
+    rows = []
+    for condition, shift in (("baseline", 0.0), ("candidate", per_case)):
+        noise = rng.normal(0, 0.8, size=(trials, cases, len(METRICS)))
+        scores = np.clip(np.rint(latent[None] + shift + noise), 1, 5)
+        for t in range(trials):
+            for c in range(cases):
+                metrics = dict(zip(METRICS, scores[t, c].tolist(), strict=True))
+                rows.append(ScoredTrial(f"c{c}", t + 1, condition, metrics))
+    return rows
+
+
+def pass_rate(mode: str, cases: int, effect: float, sims: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    rubric = Rubric()
+    config = GateSection(mode=mode)  # type: ignore[arg-type]
+    passed = 0
+    for _ in range(sims):
+        analysis = analyse(simulate(rng, cases, effect), rubric, config)
+        passed += analysis.gate.passed
+    return passed / sims
+
+
+def observed_effect(effect: float, seed: int) -> float:
+    rows = simulate(np.random.default_rng(seed), 4000, effect)
+    rubric = Rubric()
+    means = {}
+    for condition in ("baseline", "candidate"):
+        values = [rubric.weighted(r.metrics) for r in rows if r.condition == condition]
+        means[condition] = float(np.mean([v for v in values if v is not None]))
+    return means["candidate"] - means["baseline"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sims", type=int, default=200, help="simulated runs per figure")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    null_cases = 100
+    figures = {
+        "sims": args.sims,
+        "null_cases": null_cases,
+        "null_stats_pass_rate": pass_rate("stats", null_cases, 0.0, args.sims, 1),
+        "null_seed_pass_rate": pass_rate("seed", null_cases, 0.0, args.sims, 1),
+        "effect": 0.3,
+        "observed_weighted_effect": round(observed_effect(0.3, 9), 3),
+        "power_50_cases": pass_rate("stats", 50, 0.3, args.sims, 2),
+        "power_200_cases": pass_rate("stats", 200, 0.3, args.sims, 3),
+    }
+    figures["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"no true difference, {null_cases} cases x 3 trials, {args.sims} simulated runs:")
+    print(f"  stats gate passes {figures['null_stats_pass_rate']:.1%} (must be <= 5%)")
+    print(f"  seed rule passes  {figures['null_seed_pass_rate']:.1%} (about half)")
+    print(
+        f"+0.3 on every metric (observed weighted effect {figures['observed_weighted_effect']:+.3f}):"
+    )
+    print(f"  stats gate power at  50 cases: {figures['power_50_cases']:.1%}")
+    print(f"  stats gate power at 200 cases: {figures['power_200_cases']:.1%}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

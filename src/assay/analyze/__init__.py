@@ -1,0 +1,1 @@
+"""Paired comparisons of conditions: per-case deltas and the cluster bootstrap."""

@@ -1,0 +1,145 @@
+"""`assay report`: write report.md, report.json and report.junit.xml from stored outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from assay.cases import load_cases
+from assay.cli.app import app
+from assay.cli.output import out
+from assay.errors import InputError
+from assay.jsonl import load_records
+from assay.pipeline import evaluate, gate_exit_code
+from assay.records import Comparison, Trial
+from assay.reports.render import write_reports
+from assay.scoring.deterministic import build_scorers
+from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
+from assay.scoring.table import BASELINE, check_pairing, load_scores
+from assay.store import DEFAULT_STORE, Store
+from assay.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
+
+FORMATS = ("md", "json", "junit")
+
+
+def parse_formats(text: str) -> list[str]:
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    unknown = [f for f in names if f not in FORMATS]
+    if unknown or not names:
+        raise InputError(f"ERROR: --format: {', '.join(unknown) or text!r}: use md, json, junit")
+    return names
+
+
+def load_trials(trials: Path | None, run_id: str | None, store: Path) -> list[Trial]:
+    if trials is not None:
+        return [t for _, t in load_records(trials, Trial)]
+    if run_id is None:
+        return []
+    handle = Store(store)
+    try:
+        if run_id not in {r for r, _, _ in handle.runs()}:
+            raise InputError(f"ERROR: --run: {run_id!r} is not in the store {store}")
+        return [Trial.model_validate(r) for r in handle.trial_records(run_id)]
+    finally:
+        handle.close()
+
+
+@app.command()
+def report(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder the reports are written to.")],
+    scores: Annotated[
+        Path | None, typer.Option(help="Score rows (JSONL) from judges or human review.")
+    ] = None,
+    trials: Annotated[Path | None, typer.Option(help="Trials (JSONL) of the run.")] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Read the trials of this run from the store.")
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option(help="The case catalogue (risk, category, expectations).")
+    ] = None,
+    comparisons: Annotated[
+        Path | None, typer.Option(help="Pairwise comparisons (JSONL) to summarise.")
+    ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(help="Deterministic scorer to run on the trials (repeatable)."),
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(help="A suite file: scorers, thresholds, weights, gate and report settings."),
+    ] = None,
+    output_format: Annotated[
+        str, typer.Option("--format", help="Comma-separated: md, json, junit.")
+    ] = "md,json,junit",
+    gate: Annotated[
+        Literal["seed", "stats"] | None, typer.Option(help="Gate mode (default stats).")
+    ] = None,
+    candidate: Annotated[
+        str | None, typer.Option(help="The condition the gate decides for (default candidate).")
+    ] = None,
+    weights: Annotated[str | None, typer.Option(help="METRIC=W,... (normalised).")] = None,
+    store: Annotated[Path, typer.Option(help="The SQLite run store (for --run).")] = DEFAULT_STORE,
+) -> None:
+    """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML.
+    Exit 0 when the gate passes, 1 otherwise, 2 on bad input."""
+    formats = parse_formats(output_format)
+    if trials is not None and run_id is not None:
+        raise InputError("ERROR: --trials and --run: give one of them")
+    loaded: Suite | None = load_suite(suite) if suite is not None else None
+    config = loaded.gate.model_copy() if loaded else GateSection()
+    if gate is not None:
+        config.mode = gate
+    name = candidate or config.candidate
+    if name == BASELINE:
+        raise InputError(
+            "ERROR: --candidate: the candidate must be another condition than baseline"
+        )
+    scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
+    weight_map = (
+        parse_weights(weights)
+        if weights
+        else (loaded.scoring.weights if loaded and loaded.scoring.weights else None)
+    )
+    judged = []
+    if scores is not None:
+        judged = load_scores(
+            scores, Rubric(weights=weight_map or dict(DEFAULT_WEIGHTS), scale=scale)
+        )
+        check_pairing(judged, [BASELINE, name], scores)
+    entries = [ScorerEntry(name=n) for n in scorer or []] or (
+        loaded.scoring.scorers if loaded else []
+    )
+    trial_rows = load_trials(trials, run_id, store)
+    if not judged and not (entries and trial_rows):
+        raise InputError(
+            "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
+            " (--scorer/--suite)"
+        )
+    case_path = cases or suite_cases(loaded)
+    catalogue = {c.id: c for c in load_cases(case_path)} if case_path else None
+    if entries and trial_rows and catalogue is None:
+        raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
+    pairs = [c for _, c in load_records(comparisons, Comparison)] if comparisons else []
+    evaluation = evaluate(
+        cases=catalogue,
+        trials=trial_rows,
+        judged=judged,
+        scorers=build_scorers(entries),
+        thresholds=loaded.scoring.thresholds if loaded else {},
+        config=config,
+        candidate=name,
+        weights=weight_map,
+        scale=scale,
+        comparisons=pairs,
+        title=(loaded.report.title or loaded.name) if loaded else "assay report",
+        worst=loaded.report.worst if loaded else 10,
+    )
+    for path in write_reports(evaluation.report, out_dir, formats):
+        out(f"wrote {path}")
+    gate_result = evaluation.analysis.gate
+    out(
+        f"release gate ({gate_result.mode}, candidate {gate_result.candidate}): {gate_result.verdict}"
+    )
+    raise typer.Exit(gate_exit_code(evaluation))

@@ -1,0 +1,111 @@
+"""`assay score`: summarise Score rows, compare conditions with baseline, gate the candidate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from assay.cases import load_cases
+from assay.cli.app import app
+from assay.cli.output import out, print_json
+from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from assay.scoring.analysis import Analysis, analyse, join_cases
+from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
+from assay.scoring.table import BASELINE, check_pairing, load_scores
+from assay.suite import GateSection, Suite, load_suite, suite_cases
+
+
+def table_lines(analysis: Analysis) -> list[str]:
+    """The summary as aligned plain lines, for people."""
+    lines = []
+    metrics = [*analysis.metrics, "weighted_score"]
+    width = max(len(m) for m in [*metrics, "metric"]) + 2
+    names = analysis.conditions
+    header = "metric".ljust(width) + "".join(n[:14].rjust(16) for n in names)
+    lines.append(header)
+    for metric in metrics:
+        cells = []
+        for name in names:
+            s = analysis.summaries[name]
+            value = s.weighted_score if metric == "weighted_score" else s.means.get(metric)
+            cells.append(("-" if value is None else f"{value:.3f}").rjust(16))
+        lines.append(metric.ljust(width) + "".join(cells))
+    lines.append(
+        "blockers".ljust(width)
+        + "".join(str(analysis.summaries[n].blocking_findings).rjust(16) for n in names)
+    )
+    for name, paired in analysis.paired.items():
+        lines.append("")
+        lines.append(f"{name} - {BASELINE} (paired by case, 95% CI):")
+        for metric, d in paired.intervals.items():
+            lines.append(
+                f"  {metric.ljust(width)}{d.delta:+.3f}  [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+                f"  ({d.cases} cases)"
+            )
+    gate = analysis.gate
+    lines.append("")
+    lines.append(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
+    lines.extend(f"  - {reason}" for reason in gate.reasons)
+    if gate.cases_needed:
+        lines.append(f"  cases needed: about {gate.cases_needed}")
+    return lines
+
+
+@app.command()
+def score(
+    scores: Annotated[Path, typer.Argument(metavar="SCORES.jsonl", help="Score rows (JSONL).")],
+    cases: Annotated[
+        Path | None,
+        typer.Option(help="The case catalogue: joins each case's risk for the tier checks."),
+    ] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option(help="METRIC=W,... (normalised). Default: the suite's, else the rubric's."),
+    ] = None,
+    gate: Annotated[
+        Literal["seed", "stats"] | None,
+        typer.Option(help="Gate mode: stats (paired bootstrap, default) or seed (the old rule)."),
+    ] = None,
+    candidate: Annotated[
+        str | None, typer.Option(help="The condition the gate decides for (default candidate).")
+    ] = None,
+    output_format: Annotated[
+        Literal["json", "table"], typer.Option("--format", help="json (default) or table.")
+    ] = "json",
+    suite: Annotated[
+        Path | None,
+        typer.Option(help="A suite file: weights, scale, gate settings and its case catalogue."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+) -> None:
+    """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
+    loaded: Suite | None = load_suite(suite) if suite is not None else None
+    config = loaded.gate.model_copy() if loaded else GateSection()
+    if gate is not None:
+        config.mode = gate
+    if weights is not None:
+        weight_map = parse_weights(weights)
+    elif loaded is not None and loaded.scoring.weights is not None:
+        weight_map = loaded.scoring.weights
+    else:
+        weight_map = dict(DEFAULT_WEIGHTS)
+    scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
+    rubric = Rubric(weights=weight_map, scale=scale)
+    name = candidate or config.candidate
+    if name == BASELINE:
+        raise InputError(
+            "ERROR: --candidate: the candidate must be another condition than baseline"
+        )
+    rows = load_scores(scores, rubric)
+    check_pairing(rows, [BASELINE, name], scores)
+    case_path = cases or suite_cases(loaded)
+    index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
+    analysis = analyse(rows, rubric, config, candidate=name, cases=index)
+    if output_format == "table" and not json_output:
+        for line in table_lines(analysis):
+            out(line)
+    else:
+        print_json(analysis.as_json())
+    raise typer.Exit(EXIT_OK if analysis.gate.passed else EXIT_GATE_FAILED)

@@ -1,0 +1,229 @@
+"""Score → gate → report, shared by `assay report` and the `assay run SUITE.toml` chain.
+
+Judges (issue 5) plug in at `judge_trials`: a function taking the suite, the cases and the
+answered trials and returning Score rows (`records.ScoreRow`, rubric metrics + blocker). The
+chain calls it when the suite has a `[judge]` section; the rows join the deterministic
+results trial by trial (see `scoring.deterministic` for how those feed the gate).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from assay.jsonl import atomic_writer, write_jsonl
+from assay.records import Case, Comparison, ScoreRow, Trial
+from assay.reports.build import build_report
+from assay.reports.model import Report
+from assay.reports.render import write_reports
+from assay.scorers import Scorer
+from assay.scoring.analysis import Analysis, analyse
+from assay.scoring.deterministic import (
+    TrialResult,
+    build_scorers,
+    merge_rows,
+    primary_metrics,
+    run_scorers,
+    scored_trials,
+    threshold_checks,
+)
+from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.scoring.table import BASELINE, ScoredTrial, metric_errors
+from assay.suite import GateSection, Suite, Threshold
+
+JudgeFn = Callable[[Suite, Sequence[Case], Sequence[Trial]], list[ScoreRow]]
+JUDGE_ENTRY = "assay.judges.pipeline:judge_trials"
+
+
+def judge_trials(suite: Suite, cases: Sequence[Case], trials: Sequence[Trial]) -> list[ScoreRow]:
+    """The judge seam: Score rows for the answered trials, or [] when no judge is configured."""
+    if not suite.judge:
+        return []
+    module, _, name = JUDGE_ENTRY.partition(":")
+    try:
+        judge: JudgeFn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise InputError(
+            "ERROR: suite [judge]: LLM judges are not available in this build of assay"
+        ) from None
+    answered = [t for t in trials if t.error is None]
+    return judge(suite, cases, answered)
+
+
+def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -> list[ScoredTrial]:
+    """Score rows as gate rows; with a rubric, metrics off its scale are an input error."""
+    if rubric is not None:
+        problems = [
+            f"ERROR: judge score {s.case_id}#{s.trial} {s.condition}: {problem}"
+            for s in scores
+            for problem in metric_errors(dict(s.model_extra or {}), rubric, require=False)[1]
+        ]
+        if problems:
+            raise InputError(problems[:50])
+    return [
+        ScoredTrial(
+            case_id=s.case_id,
+            trial=s.trial,
+            condition=s.condition,
+            metrics={
+                k: float(v)
+                for k, v in (s.model_extra or {}).items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            },
+            blocker=s.blocker,
+            source=s.source,
+            notes=s.notes,
+        )
+        for s in scores
+    ]
+
+
+def choose_weights(
+    configured: Mapping[str, float] | None,
+    judged: Sequence[ScoredTrial],
+    scorers: Sequence[Scorer],
+    rows: Sequence[ScoredTrial],
+) -> dict[str, float]:
+    """The suite's weights; else the rubric's when there are judge/human scores; else equal
+    weights over the deterministic scorers' primary metrics that were scored."""
+    if configured:
+        present = {m for r in rows for m in r.metrics}
+        absent = [m for m in configured if m not in present]
+        if absent:
+            raise InputError(
+                f"ERROR: suite [scoring.weights]: {', '.join(absent)}: weighted metric(s) absent"
+                " from every scored trial"
+            )
+        return dict(configured)
+    if judged:
+        return dict(DEFAULT_WEIGHTS)
+    present = {m for r in rows for m in r.metrics}
+    names = [m for s in scorers for m in primary_metrics(s) if m in present]
+    return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
+
+
+@dataclass(slots=True)
+class Evaluation:
+    analysis: Analysis
+    results: list[TrialResult]
+    report: Report
+    notes: list[str] = field(default_factory=list)
+
+
+def evaluate(
+    *,
+    cases: Mapping[str, Case] | None,
+    trials: Sequence[Trial],
+    judged: Sequence[ScoredTrial],
+    scorers: Sequence[Scorer],
+    thresholds: Mapping[str, Threshold],
+    config: GateSection,
+    candidate: str,
+    weights: Mapping[str, float] | None = None,
+    scale: tuple[float, float] = (1.0, 5.0),
+    documents: Mapping[str, str] | None = None,
+    comparisons: Sequence[Comparison] = (),
+    title: str = "assay report",
+    worst: int = 10,
+) -> Evaluation:
+    """Run the deterministic scorers, merge with judged rows, gate, and build the report."""
+    results = run_scorers(scorers, cases or {}, trials, documents) if scorers else []
+    deterministic = scored_trials(results, scorers, trials) if scorers else []
+    rows = merge_rows(judged, deterministic)
+    if not rows:
+        raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    rubric = Rubric(weights=choose_weights(weights, judged, scorers, rows), scale=scale)
+    notes = []
+    errored = sum(1 for t in trials if t.error is not None)
+    if errored:
+        notes.append(f"{errored} errored trial(s) were not scored")
+    analysis = analyse(
+        rows,
+        rubric,
+        config,
+        candidate=candidate,
+        cases=dict(cases) if cases is not None else None,
+        failures=threshold_checks(results, thresholds, candidate),
+    )
+    report = build_report(
+        analysis,
+        title=title,
+        trials=trials,
+        results=results,
+        scorers=scorers,
+        thresholds=thresholds,
+        comparisons=comparisons,
+        worst=worst,
+        notes=notes,
+    )
+    return Evaluation(analysis=analysis, results=results, report=report, notes=notes)
+
+
+def pick_candidate(configured: str, conditions: Sequence[str]) -> str:
+    """The suite's candidate when present; else the only non-baseline condition; else the
+    single condition (gated on blockers and thresholds alone)."""
+    if configured in conditions:
+        return configured
+    others = [c for c in conditions if c != BASELINE]
+    if len(others) == 1:
+        return others[0]
+    if len(conditions) == 1:
+        return conditions[0]
+    raise InputError(
+        f"ERROR: suite [gate]: candidate {configured!r} is not a condition"
+        f" (conditions: {', '.join(conditions)})"
+    )
+
+
+def output_dir(suite: Suite) -> Path:
+    """The suite's `output` (relative to the suite file), default assay-out/<suite name>."""
+    return suite.path(suite.output) if suite.output else Path("assay-out") / suite.name
+
+
+def run_chain(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial]
+) -> tuple[Evaluation, Path]:
+    """After `assay run SUITE.toml`: scorers → judges → gate → reports into the output folder."""
+    out = output_dir(suite)
+    scorers = build_scorers(suite.scoring.scorers)
+    judged_scores = judge_trials(suite, cases, trials)
+    conditions = [c.name for c in suite.conditions]
+    evaluation = evaluate(
+        cases={c.id: c for c in cases},
+        trials=trials,
+        judged=rows_from_scores(
+            judged_scores,
+            Rubric(scale=(suite.scoring.scale[0], suite.scoring.scale[1]))
+            if judged_scores
+            else None,
+        ),
+        scorers=scorers,
+        thresholds=suite.scoring.thresholds,
+        config=suite.gate,
+        candidate=pick_candidate(suite.gate.candidate, conditions),
+        weights=suite.scoring.weights,
+        scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
+        title=suite.report.title or suite.name,
+        worst=suite.report.worst,
+    )
+    write_jsonl(out / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(out / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
+    if judged_scores:
+        write_jsonl(out / "scores.jsonl", judged_scores)
+    write_summary(out / "summary.json", evaluation.analysis.as_json())
+    write_reports(evaluation.report, out, suite.report.formats)
+    return evaluation, out
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+
+def gate_exit_code(evaluation: Evaluation) -> int:
+    return EXIT_OK if evaluation.analysis.gate.passed else EXIT_GATE_FAILED

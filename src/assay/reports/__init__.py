@@ -1,0 +1,1 @@
+"""Reports: one typed data model (`model.Report`), rendered as Markdown, JSON and JUnit XML."""

@@ -1,0 +1,268 @@
+"""Build the report's data model from an analysis, trials, scorer results and comparisons."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+from assay.analyze.compare import WEIGHTED, case_means
+from assay.records import Case, Comparison, Trial
+from assay.reports.model import (
+    Blocker,
+    CaseCheck,
+    ConditionComparison,
+    ConditionRow,
+    GateCheck,
+    GroupRow,
+    MetricDelta,
+    PairwiseRow,
+    Regression,
+    Report,
+    ScorerSummary,
+    TrialCounts,
+)
+from assay.scorers import Scorer
+from assay.scoring.analysis import Analysis
+from assay.scoring.deterministic import TrialResult, aggregates, case_metric_means, threshold_misses
+from assay.scoring.table import BASELINE
+from assay.suite import Threshold
+
+
+def _r(value: float | None) -> float | None:
+    return round(value, 6) if value is not None and math.isfinite(value) else None
+
+
+def _weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
+    rows = analysis.rows.get(condition, [])
+    means = case_means(rows, analysis.rubric, analysis.metrics)
+    return {case: values[-1] for case, values in means.items() if not math.isnan(values[-1])}
+
+
+def _groups(
+    analysis: Analysis, key: Callable[[Case], str], cases: Mapping[str, Case]
+) -> list[GroupRow]:
+    base = _weighted_by_case(analysis, BASELINE)
+    cand = _weighted_by_case(analysis, analysis.candidate)
+    members: dict[str, list[str]] = {}
+    for case_id in sorted(set(base) | set(cand)):
+        if case_id in cases:
+            members.setdefault(key(cases[case_id]), []).append(case_id)
+
+    def mean(values: list[float]) -> float | None:
+        return math.fsum(values) / len(values) if values else None
+
+    order = {"low": 0, "medium": 1, "high": 2}
+    rows = []
+    for group, ids in sorted(members.items(), key=lambda kv: (order.get(kv[0], 3), kv[0])):
+        both = [c for c in ids if c in base and c in cand]
+        rows.append(
+            GroupRow(
+                group=group,
+                cases=len(ids),
+                baseline=_r(mean([base[c] for c in ids if c in base])),
+                candidate=_r(mean([cand[c] for c in ids if c in cand])),
+                delta=_r(mean([cand[c] - base[c] for c in both])),
+            )
+        )
+    return rows
+
+
+def _regressions(analysis: Analysis, worst: int) -> list[Regression]:
+    paired = analysis.paired.get(analysis.candidate)
+    if paired is None or worst <= 0:
+        return []
+    cases = analysis.cases or {}
+    column = paired.metrics.index(WEIGHTED)
+    found = []
+    for index, case_id in enumerate(paired.case_ids):
+        delta = paired.deltas[index, column]
+        if not math.isnan(delta) and delta < -1e-9:
+            found.append((float(delta), case_id, index))
+    found.sort()
+    out = []
+    for delta, case_id, index in found[:worst]:
+        case = cases.get(case_id)
+        out.append(
+            Regression(
+                case_id=case_id,
+                category=case.category if case else None,
+                risk=case.risk if case else None,
+                delta=round(delta, 6),
+                metrics={
+                    m: _r(float(paired.deltas[index, i]))
+                    for i, m in enumerate(paired.metrics)
+                    if m != WEIGHTED
+                },
+            )
+        )
+    return out
+
+
+def _case_checks(
+    analysis: Analysis,
+    results: Sequence[TrialResult],
+    thresholds: Mapping[str, Threshold],
+) -> list[CaseCheck]:
+    """Per case of the candidate: a blockers check, and one check per scorer that ran."""
+    candidate = analysis.candidate
+    rows = analysis.rows.get(candidate, [])
+    misses: dict[tuple[str, str], list[str]] = {}
+    for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate):
+        misses.setdefault((case, scorer), []).append(message)
+    means = case_metric_means(results, candidate)
+    checks = []
+    for case_id in sorted({r.case_id for r in rows} | set(means)):
+        blocked = [r for r in rows if r.case_id == case_id and r.blocker]
+        detail = "; ".join(
+            f"trial {r.trial}: {', '.join([*(r.findings or []), *([r.notes] if r.notes else [])]) or 'blocker'}"
+            for r in blocked
+        )
+        checks.append(
+            CaseCheck(
+                case_id=case_id,
+                check="blockers",
+                passed=not blocked,
+                message=detail or "no blocking findings",
+            )
+        )
+        scorers: dict[str, list[str]] = {}
+        for metric, (scorer, value) in sorted(means.get(case_id, {}).items()):
+            scorers.setdefault(scorer, []).append(f"{metric}={value:.3g}")
+        for scorer, figures in sorted(scorers.items()):
+            missed = misses.get((case_id, scorer), [])
+            blocker = any(
+                r.metrics.get("blocker", 0) > 0
+                for r in results
+                if r.case_id == case_id and r.condition == candidate and r.scorer == scorer
+            )
+            problems = missed + (["blocking finding"] if blocker else [])
+            checks.append(
+                CaseCheck(
+                    case_id=case_id,
+                    check=scorer,
+                    passed=not problems,
+                    message="; ".join(problems) if problems else ", ".join(figures),
+                )
+            )
+    return checks
+
+
+def _pairwise(comparisons: Sequence[Comparison]) -> list[PairwiseRow]:
+    grouped: dict[tuple[str, str], Counter[str]] = {}
+    for comparison in comparisons:
+        counter = grouped.setdefault((comparison.a, comparison.b), Counter())
+        counter[comparison.verdict] += 1
+        counter["n"] += 1
+        if comparison.consistent is False:
+            counter["inconsistent"] += 1
+    rows = []
+    for (a, b), counts in sorted(grouped.items()):
+        decided = counts["a"] + counts["b"] + counts["tie"]
+        rows.append(
+            PairwiseRow(
+                a=a,
+                b=b,
+                comparisons=counts["n"],
+                wins_a=counts["a"],
+                wins_b=counts["b"],
+                ties=counts["tie"],
+                win_rate_b=_r((counts["b"] + 0.5 * counts["tie"]) / decided) if decided else None,
+                inconsistent=counts["inconsistent"],
+            )
+        )
+    return rows
+
+
+def build_report(
+    analysis: Analysis,
+    *,
+    title: str = "assay report",
+    trials: Sequence[Trial] = (),
+    results: Sequence[TrialResult] = (),
+    scorers: Sequence[Scorer] = (),
+    thresholds: Mapping[str, Threshold] | None = None,
+    comparisons: Sequence[Comparison] = (),
+    worst: int = 10,
+    notes: Sequence[str] = (),
+) -> Report:
+    """Assemble the report, verdict first; the renderers add nothing but layout."""
+    gate = analysis.gate
+    cases = analysis.cases
+    all_notes = list(notes) + list(analysis.notes)
+    if cases is None:
+        all_notes.append("per-risk and per-category tables need the case catalogue (--cases)")
+    trial_counts: dict[str, list[int]] = {}
+    for trial in trials:
+        counts = trial_counts.setdefault(trial.condition, [0, 0])
+        counts[0] += 1
+        counts[1] += trial.error is not None
+    return Report(
+        title=title,
+        baseline=BASELINE,
+        candidate=analysis.candidate,
+        mode=gate.mode,
+        verdict=gate.verdict,
+        passed=gate.passed,
+        reasons=gate.reasons,
+        cases_needed=gate.cases_needed,
+        weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
+        conditions=[
+            ConditionRow(
+                name=name,
+                rows=s.rows,
+                means={m: _r(v) for m, v in s.means.items()},
+                weighted_score=_r(s.weighted_score),
+                blocking_findings=s.blocking_findings,
+            )
+            for name, s in analysis.summaries.items()
+        ],
+        comparisons=[
+            ConditionComparison(
+                condition=name,
+                deltas=[
+                    MetricDelta(
+                        metric=metric,
+                        delta=_r(d.delta),
+                        ci_low=_r(d.ci_low),
+                        ci_high=_r(d.ci_high),
+                        cases=d.cases,
+                    )
+                    for metric, d in paired.intervals.items()
+                ],
+            )
+            for name, paired in analysis.paired.items()
+        ],
+        checks=[GateCheck.model_validate(c.as_json()) for c in gate.checks],
+        worst_regressions=_regressions(analysis, worst),
+        blockers=[
+            Blocker(
+                case_id=r.case_id,
+                trial=r.trial,
+                condition=r.condition,
+                source=r.source,
+                notes=r.notes,
+                findings=list(r.findings),
+            )
+            for rows in analysis.rows.values()
+            for r in rows
+            if r.blocker
+        ],
+        by_risk=_groups(analysis, lambda c: c.risk, cases) if cases else [],
+        by_category=_groups(analysis, lambda c: c.category, cases) if cases else [],
+        case_checks=_case_checks(analysis, results, thresholds or {}),
+        scorers=[
+            ScorerSummary(
+                condition=condition,
+                scorer=name,
+                metrics={k: round(v, 6) for k, v in figures.items()},
+            )
+            for condition, by_scorer in aggregates(results, scorers).items()
+            for name, figures in by_scorer.items()
+        ],
+        trials=[
+            TrialCounts(condition=c, trials=n, errored=e) for c, (n, e) in trial_counts.items()
+        ],
+        pairwise=_pairwise(comparisons),
+        notes=all_notes,
+    )

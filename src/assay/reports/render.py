@@ -1,0 +1,101 @@
+"""Renderers of the report model: Markdown (jinja2), JSON, JUnit XML; written atomically."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from assay.jsonl import atomic_writer
+from assay.reports.model import Report
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+FILES = {"md": "report.md", "json": "report.json", "junit": "report.junit.xml"}
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _drops(metrics: dict[str, float | None]) -> str:
+    worst = sorted((v, k) for k, v in metrics.items() if v is not None and v < 0)[:3]
+    return ", ".join(f"{k} {v:+.2f}" for v, k in worst)
+
+
+def _figures(metrics: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        undefined=StrictUndefined,
+        autoescape=False,  # Markdown, not HTML
+        keep_trailing_newline=True,
+    )
+    env.filters.update(num=_num, signed=_signed, cell=_cell, drops=_drops, figures=_figures)
+    return env
+
+
+def render_markdown(report: Report) -> str:
+    text = environment().get_template("report.md.j2").render(r=report)
+    lines = [line.rstrip() for line in text.splitlines()]
+    collapsed: list[str] = []
+    for line in lines:
+        if line or (collapsed and collapsed[-1]):
+            collapsed.append(line)
+    return "\n".join(collapsed).strip() + "\n"
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_junit(report: Report) -> str:
+    """One testcase per case × check, plus one for the release gate itself."""
+    suite = ET.Element("testsuite", name=report.title)
+    gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
+    if not report.passed:
+        failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")
+        failure.text = "\n".join(report.reasons)
+    failures = 0 if report.passed else 1
+    for check in report.case_checks:
+        case = ET.SubElement(suite, "testcase", classname=check.case_id, name=check.check)
+        if check.passed:
+            ET.SubElement(case, "system-out").text = check.message
+        else:
+            failures += 1
+            ET.SubElement(case, "failure", message=check.message).text = check.message
+    tests = len(report.case_checks) + 1
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    root = ET.Element("testsuites", name="assay", tests=str(tests), failures=str(failures))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+RENDERERS = {"md": render_markdown, "json": render_json, "junit": render_junit}
+
+
+def write_reports(report: Report, out_dir: Path, formats: Sequence[str]) -> list[Path]:
+    """Render each format into out_dir; return the paths written."""
+    written = []
+    for name in formats:
+        path = out_dir / FILES[name]
+        with atomic_writer(path) as handle:
+            handle.write(RENDERERS[name](report))
+        written.append(path)
+    return written

@@ -1,0 +1,43 @@
+"""Citation scorers: coverage of the expected sources, and correctness of every citation."""
+
+from __future__ import annotations
+
+from assay.scorers.base import Metrics, ScoreInput, register
+from assay.scorers.common import BaseScorer, flag, state_of
+
+
+@register("citation_coverage")
+class CitationCoverage(BaseScorer):
+    """1 when the trial cites at least one of `expect.cite_one_of`, else 0.
+
+    Skipped when the case lists no acceptable sources or the trial has no agent state.
+    """
+
+    name = "citation_coverage"
+    primary = ("citation_coverage",)
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        expect = item.case.expect
+        state = state_of(item.trial)
+        if expect is None or not expect.cite_one_of or state is None:
+            return None
+        return {"citation_coverage": flag(bool(set(state.citations) & set(expect.cite_one_of)))}
+
+
+@register("citation_correctness")
+class CitationCorrectness(BaseScorer):
+    """1 when every cited id exists in the knowledge base (the documents) or the case context.
+
+    Also reports `invalid_citations` (how many did not). Skipped when nothing is cited.
+    """
+
+    name = "citation_correctness"
+    primary = ("citation_correctness",)
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        state = state_of(item.trial)
+        if state is None or not state.citations:
+            return None
+        known = set(item.documents) | {doc.id for doc in item.case.context or []}
+        invalid = [c for c in state.citations if c not in known]
+        return {"citation_correctness": flag(not invalid), "invalid_citations": float(len(invalid))}

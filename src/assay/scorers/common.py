@@ -1,0 +1,36 @@
+"""Helpers the deterministic scorers share."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from assay.records import AgentState, Trial
+from assay.scorers.base import Metrics, mean_aggregate
+
+BLOCKER = "blocker"
+"""A metric named `blocker` with a value above 0 is a blocking finding on that trial."""
+
+
+def state_of(trial: Trial) -> AgentState | None:
+    """The agent's final state, or None for a plain model (state-based checks then skip)."""
+    return trial.state
+
+
+def flag(value: bool) -> float:
+    return 1.0 if value else 0.0
+
+
+def normalise_text(text: str, case_sensitive: bool) -> str:
+    collapsed = re.sub(r"\s+", " ", text).strip()
+    return collapsed if case_sensitive else collapsed.casefold()
+
+
+class BaseScorer:
+    """Defaults: no options, mean aggregate; `primary` metrics feed the release gate."""
+
+    name: ClassVar[str]
+    primary: ClassVar[tuple[str, ...]] = ()
+
+    def aggregate(self, rows: list[Metrics]) -> Metrics:
+        return mean_aggregate(rows)

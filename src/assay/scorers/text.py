@@ -1,0 +1,90 @@
+"""Text scorers on the response: exact match, required/forbidden substrings, a regex."""
+
+from __future__ import annotations
+
+import re
+
+from assay.errors import InputError
+from assay.scorers.base import Metrics, ScoreInput, register
+from assay.scorers.common import BaseScorer, flag, normalise_text
+
+
+@register("exact")
+class Exact(BaseScorer):
+    """1 when the response equals the case's `reference` (whitespace collapsed; case-folded
+    unless `case_sensitive`). Skipped when the case has no reference."""
+
+    name = "exact"
+    primary = ("exact",)
+
+    def __init__(self, case_sensitive: bool = False) -> None:
+        self.case_sensitive = case_sensitive
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        if item.case.reference is None:
+            return None
+        response = normalise_text(item.trial.response, self.case_sensitive)
+        reference = normalise_text(item.case.reference, self.case_sensitive)
+        return {"exact": flag(response == reference)}
+
+
+@register("contains")
+class Contains(BaseScorer):
+    """`contains`: share of `expect.contains` found in the response; `not_contains`: 1 when
+    none of `expect.not_contains` appears. Skipped when the case lists neither."""
+
+    name = "contains"
+    primary = ("contains", "not_contains")
+
+    def __init__(self, case_sensitive: bool = False) -> None:
+        self.case_sensitive = case_sensitive
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        expect = item.case.expect
+        if expect is None or not (expect.contains or expect.not_contains):
+            return None
+        text = normalise_text(item.trial.response, self.case_sensitive)
+
+        def has(needle: str) -> bool:
+            return normalise_text(needle, self.case_sensitive) in text
+
+        metrics: Metrics = {}
+        if expect.contains:
+            metrics["contains"] = sum(map(has, expect.contains)) / len(expect.contains)
+        if expect.not_contains:
+            metrics["not_contains"] = flag(not any(map(has, expect.not_contains)))
+        return metrics
+
+
+@register("regex")
+class Regex(BaseScorer):
+    """1 when the response matches the case's `expect.regex` (or the `pattern` option)."""
+
+    name = "regex"
+    primary = ("regex",)
+
+    def __init__(self, pattern: str | None = None, ignore_case: bool = False) -> None:
+        self.flags = re.IGNORECASE if ignore_case else 0
+        self.pattern = self._compile(pattern, "option pattern") if pattern else None
+        self._cache: dict[str, re.Pattern[str]] = {}
+
+    def _compile(self, pattern: str, where: str) -> re.Pattern[str]:
+        try:
+            return re.compile(pattern, self.flags)
+        except re.error as exc:
+            raise InputError(
+                f"ERROR: scorer 'regex': {where}: invalid regular expression: {exc}"
+            ) from None
+
+    def score(self, item: ScoreInput) -> Metrics | None:
+        pattern = self.pattern
+        expect = item.case.expect
+        if pattern is None and expect is not None and expect.regex is not None:
+            if expect.regex not in self._cache:
+                self._cache[expect.regex] = self._compile(
+                    expect.regex, f"case {item.case.id}: expect.regex"
+                )
+            pattern = self._cache[expect.regex]
+        if pattern is None:
+            return None
+        return {"regex": flag(pattern.search(item.trial.response) is not None)}

@@ -1,0 +1,1 @@
+"""Score rows: the rubric, loading and validating `scores.jsonl`, and pairing conditions."""

@@ -1,0 +1,278 @@
+"""Reports against golden files, the report schema, and the `assay run SUITE.toml` chain."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from conftest import make_case, write_jsonl
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")
+
+
+def fixture_files(tmp_path: Path) -> dict[str, Path]:
+    """A small, fixed run: 6 cases, two conditions, one blocker, one missed escalation."""
+    cases = []
+    scores = []
+    trials = []
+    for i in range(6):
+        risk = ("low", "medium", "high")[i % 3]
+        expect: dict[str, Any] = {"contains": ["step"]}
+        if i == 2:
+            expect["escalate"] = True
+        cases.append(
+            make_case(f"case-{i}", category=("billing", "access")[i % 2], risk=risk, expect=expect)
+        )
+        for cond, shift in (("baseline", 0.0), ("candidate", 0.5 if i != 4 else -1.0)):
+            values = {m: min(5.0, 3.0 + (i % 2) + shift) for m in METRICS}
+            scores.append(
+                {
+                    "case_id": f"case-{i}",
+                    "trial": 1,
+                    "condition": cond,
+                    **values,
+                    "blocker": cond == "candidate" and i == 4,
+                    "notes": "leaks the account number" if cond == "candidate" and i == 4 else None,
+                    "source": "human:ana",
+                }
+            )
+            kind = "escalation" if cond == "candidate" and i != 2 and i == 0 else "answer"
+            trials.append(
+                {
+                    "case_id": f"case-{i}",
+                    "trial": 1,
+                    "condition": cond,
+                    "runner": "mock",
+                    "response": "First step: open settings."
+                    if cond == "candidate"
+                    else "Open settings.",
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                    "cost_usd": 0.0,
+                    "latency_s": 0.5,
+                    "error": None,
+                    "state": {"kind": kind, "citations": [], "retrieved": []},
+                }
+            )
+    comparisons = [
+        {
+            "case_id": f"case-{i}",
+            "trial": 1,
+            "a": "baseline",
+            "b": "candidate",
+            "verdict": v,
+            "consistent": v != "tie",
+        }
+        for i, v in enumerate(["b", "b", "a", "tie", "a", "b"])
+    ]
+    return {
+        "cases": write_jsonl(tmp_path / "cases.jsonl", cases),
+        "scores": write_jsonl(tmp_path / "scores.jsonl", scores),
+        "trials": write_jsonl(tmp_path / "trials.jsonl", trials),
+        "comparisons": write_jsonl(tmp_path / "comparisons.jsonl", comparisons),
+    }
+
+
+def test_reports_match_golden_files(cli, tmp_path: Path) -> None:
+    files = fixture_files(tmp_path)
+    out = tmp_path / "out"
+    result = cli(
+        "report",
+        "--scores", files["scores"],
+        "--trials", files["trials"],
+        "--cases", files["cases"],
+        "--comparisons", files["comparisons"],
+        "--scorer", "contains",
+        "--scorer", "escalation",
+        "--out", out,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    for name in ("report.md", "report.json", "report.junit.xml"):
+        produced = (out / name).read_text(encoding="utf-8")
+        if os.environ.get("ASSAY_UPDATE_GOLDEN"):
+            (GOLDEN / name).write_text(produced, encoding="utf-8")
+        assert produced == (GOLDEN / name).read_text(encoding="utf-8"), name
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("## ❌ assay report: FAIL")
+    assert "leaks the account number" in markdown
+
+
+def test_report_json_validates_against_its_schema(cli, tmp_path: Path) -> None:
+    files = fixture_files(tmp_path)
+    cli(
+        "report",
+        "--scores",
+        files["scores"],
+        "--cases",
+        files["cases"],
+        "--format",
+        "json",
+        "--out",
+        tmp_path,
+    )
+    schema = cli("schema", "report").json()
+    document = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_junit_has_one_testcase_per_case_and_check(cli, tmp_path: Path) -> None:
+    files = fixture_files(tmp_path)
+    cli("report", "--scores", files["scores"], "--trials", files["trials"], "--cases", files["cases"],
+        "--scorer", "contains", "--scorer", "escalation", "--format", "junit", "--out", tmp_path)  # fmt: skip
+    root = ET.parse(tmp_path / "report.junit.xml").getroot()
+    cases = root.findall(".//testcase")
+    names = {(c.get("classname"), c.get("name")) for c in cases}
+    assert ("case-2", "escalation") in names and ("case-0", "contains") in names
+    failed = {(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None}
+    assert failed == {
+        ("release_gate", "candidate"),
+        ("case-4", "blockers"),
+        ("case-2", "blockers"),
+        ("case-2", "escalation"),
+    }
+    assert root.get("failures") == "4"
+
+
+def test_report_bad_input_is_exit_2(cli, tmp_path: Path) -> None:
+    assert cli("report", "--out", tmp_path).code == 2
+    files = fixture_files(tmp_path)
+    bad = cli("report", "--scores", files["scores"], "--format", "pdf", "--out", tmp_path)
+    assert bad.code == 2 and "--format" in bad.stderr
+
+
+def write_suite(tmp_path: Path, thresholds: str = "") -> Path:
+    cases = [
+        make_case(f"k{i}", risk=("low", "high")[i % 2], expect={"contains": ["actionable"]})
+        for i in range(10)
+    ]
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "chain"\ncases = "cases.jsonl"\ntrials = 2\noutput = "out"\n'
+        '[[conditions]]\nname = "baseline"\nmodel = "mock:echo"\n'
+        '[[conditions]]\nname = "candidate"\nmodel = "mock:answer"\n'
+        '[scoring]\nscorers = ["contains", {name = "budget", options = {max_latency_s = 30}}]\n'
+        + thresholds,
+        encoding="utf-8",
+    )
+    return suite
+
+
+def test_run_suite_chains_scorers_gate_and_reports(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, "[scoring.thresholds]\ncontains = 1.0\n")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "release gate (stats, candidate candidate): PASS" in result.stdout
+    out = tmp_path / "out"
+    for name in (
+        "trials.jsonl",
+        "deterministic.jsonl",
+        "summary.json",
+        "report.md",
+        "report.json",
+        "report.junit.xml",
+    ):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["comparisons"]["candidate"]["contains"]["delta"] == 1.0
+    rows = [json.loads(line) for line in (out / "deterministic.jsonl").read_text().splitlines()]
+    assert {r["scorer"] for r in rows} == {"contains", "budget"} and len(rows) == 80
+
+
+def test_run_suite_threshold_failure_fails_the_run(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, "[scoring.thresholds]\nlatency_s = {max = 0.0}\n")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 1
+    assert "per-case threshold miss(es) in candidate" in result.stdout
+
+
+def test_suite_sections_are_typed(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, '[gate]\nmode = "sometimes"\n')
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 2 and "gate.mode" in result.stderr
+
+
+def test_report_from_a_stored_run(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    store = tmp_path / "db.sqlite"
+    ran = cli("run", suite, "--store", store, "--json")
+    assert ran.code == 0, ran.stderr
+    run_id = ran.json()["run_id"]
+    result = cli(
+        "report", "--run", run_id, "--suite", suite, "--store", store, "--out", tmp_path / "again"
+    )
+    assert result.code == 0, result.stderr
+    stored = json.loads((tmp_path / "out" / "report.json").read_text())
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert stored == again
+    unknown = cli("report", "--run", "nope", "--suite", suite, "--store", store, "--out", tmp_path)
+    assert unknown.code == 2 and "'nope' is not in the store" in unknown.stderr
+
+
+FAKE_JUDGE = """
+from assay.records import ScoreRow
+
+METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")
+
+
+def judge_trials(suite, cases, trials):
+    rows = []
+    for t in trials:
+        value = 4 if t.condition == "candidate" else 3
+        rows.append(ScoreRow.model_validate(
+            {"case_id": t.case_id, "trial": t.trial, "condition": t.condition,
+             "source": "judge:fake", **dict.fromkeys(METRICS, value)}
+        ))
+    return rows
+"""
+
+
+def test_judges_plug_into_the_chain(cli, tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "fake_judges.py").write_text(FAKE_JUDGE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("assay.pipeline.JUDGE_ENTRY", "fake_judges:judge_trials")
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text() + '[judge]\nmodel = "mock"\n', encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 0, result.stdout + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["weights"]["correctness"] == 0.3
+    assert summary["comparisons"]["candidate"]["weighted_score"]["delta"] == 1.0
+    assert summary["comparisons"]["candidate"]["contains"]["delta"] == 1.0
+    assert len((tmp_path / "out" / "scores.jsonl").read_text().splitlines()) == 40
+
+
+def test_judge_section_without_judges_is_an_input_error(
+    cli, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("assay.pipeline.JUDGE_ENTRY", "assay_no_such_module:judge_trials")
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text() + '[judge]\nmodel = "mock"\n', encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 2 and "judges are not available" in result.stderr
+
+
+def test_incomplete_run_still_reports_and_exits_3(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    text = suite.read_text().replace(
+        'model = "mock:answer"', 'model = "mock:answer,fail=0.3,seed=1"'
+    )
+    suite.write_text(text + "[run]\nretries = 0\n", encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 3, result.stdout + result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert any("errored trial(s) were not scored" in note for note in report["notes"])
+
+
+def test_bad_scorer_options_fail_before_the_run(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path)
+    suite.write_text(suite.read_text().replace("max_latency_s = 30", "max_latency_s = -1"))
+    result = cli("run", suite, "--store", tmp_path / "db.sqlite")
+    assert result.code == 2 and "max_latency_s" in result.stderr
+    assert not (tmp_path / "db.sqlite").exists()

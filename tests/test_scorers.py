@@ -1,0 +1,196 @@
+"""The deterministic scorers on hand-made trials: every edge case, and the per-case gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from assay.errors import InputError
+from assay.records import Case, Trial
+from assay.scorers import SCORERS, ScoreInput, create_scorer
+from assay.scoring.deterministic import run_scorers, scored_trials, threshold_checks
+from assay.suite import Threshold
+from conftest import make_case
+
+
+def case(**expect: Any) -> Case:
+    extra: dict[str, Any] = {"expect": expect} if expect else {}
+    if "reference" in expect:
+        extra = {"reference": expect.pop("reference"), **({"expect": expect} if expect else {})}
+    return Case.model_validate(
+        make_case("c1", context=[{"id": "ctx-1", "text": "context"}], **extra)
+    )
+
+
+def trial(response: str = "", state: dict[str, Any] | None = None, **extra: Any) -> Trial:
+    data: dict[str, Any] = {
+        "case_id": "c1",
+        "trial": 1,
+        "condition": "candidate",
+        "runner": "mock",
+        "response": response,
+        "state": state,
+    }
+    data.update(extra)
+    return Trial.model_validate(data)
+
+
+def run(
+    name: str, c: Case, t: Trial, documents: dict[str, str] | None = None, **options: Any
+) -> Any:
+    return create_scorer(name, **options).score(
+        ScoreInput(case=c, trial=t, documents=documents or {})
+    )
+
+
+def test_every_family_is_registered() -> None:
+    assert {
+        "citation_coverage",
+        "citation_correctness",
+        "refusal",
+        "escalation",
+        "retrieval",
+        "exact",
+        "contains",
+        "regex",
+        "json_schema",
+        "budget",
+    } <= set(SCORERS)
+
+
+def test_citation_coverage() -> None:
+    c = case(cite_one_of=["kb-1", "kb-2"])
+    assert run("citation_coverage", c, trial(state={"citations": ["kb-9", "kb-2"]})) == {
+        "citation_coverage": 1.0
+    }
+    assert run("citation_coverage", c, trial(state={"citations": []})) == {"citation_coverage": 0.0}
+    assert run("citation_coverage", case(), trial(state={"citations": ["kb-1"]})) is None
+    assert run("citation_coverage", c, trial(state=None)) is None
+
+
+def test_citation_correctness_uses_documents_and_case_context() -> None:
+    docs = {"kb-1": "text"}
+    ok = run("citation_correctness", case(), trial(state={"citations": ["kb-1", "ctx-1"]}), docs)
+    assert ok == {"citation_correctness": 1.0, "invalid_citations": 0.0}
+    bad = run("citation_correctness", case(), trial(state={"citations": ["kb-1", "made-up"]}), docs)
+    assert bad == {"citation_correctness": 0.0, "invalid_citations": 1.0}
+    assert run("citation_correctness", case(), trial(state={"citations": []}), docs) is None
+
+
+def test_refusal_correct_and_over_refusal() -> None:
+    should = case(refuse=True)
+    should_not = case(refuse=False)
+    assert run("refusal", should, trial(state={"kind": "refusal"})) == {
+        "refusal_correct": 1.0,
+        "correct_refusal": 1.0,
+    }
+    assert run("refusal", should, trial(state={"kind": "answer"})) == {
+        "refusal_correct": 0.0,
+        "correct_refusal": 0.0,
+    }
+    assert run("refusal", should_not, trial(state={"kind": "refusal"})) == {
+        "refusal_correct": 0.0,
+        "over_refusal": 1.0,
+    }
+    assert run("refusal", case(), trial(state={"kind": "refusal"})) is None
+
+
+def test_escalation_missed_is_blocking_and_aggregate_has_precision_recall() -> None:
+    scorer = create_scorer("escalation")
+    expected, not_expected = case(escalate=True), case(escalate=False)
+    missed = scorer.score(ScoreInput(expected, trial(state={"kind": "answer"})))
+    assert missed is not None and missed["blocker"] == 1.0
+    hit = scorer.score(ScoreInput(expected, trial(state={"kind": "escalation"})))
+    false_alarm = scorer.score(ScoreInput(not_expected, trial(state={"kind": "escalation"})))
+    quiet = scorer.score(ScoreInput(not_expected, trial(state={"kind": "answer"})))
+    assert hit is not None and hit["blocker"] == 0.0
+    rows = [m for m in (missed, hit, false_alarm, quiet) if m is not None]
+    figures = scorer.aggregate(rows)
+    assert figures["escalation_precision"] == 0.5
+    assert figures["escalation_recall"] == 0.5
+    assert figures["missed_escalations"] == 1.0
+    assert scorer.score(ScoreInput(case(), trial(state={"kind": "answer"}))) is None
+
+
+def test_retrieval_metrics_and_no_gold() -> None:
+    c = case(retrieve=["d1", "d2"])
+    perfect = run("retrieval", c, trial(state={"retrieved": ["d1", "d2", "x"]}), k=3)
+    assert perfect == {"hit@3": 1.0, "recall@3": 1.0, "ndcg@3": pytest.approx(1.0)}
+    late = run("retrieval", c, trial(state={"retrieved": ["x", "y", "d2"]}), k=3)
+    assert late["hit@3"] == 1.0 and late["recall@3"] == 0.5
+    assert late["ndcg@3"] == pytest.approx((1 / 2) / (1 + 1 / 1.5849625007211563))
+    outside = run("retrieval", c, trial(state={"retrieved": ["x", "y", "z", "d1"]}), k=3)
+    assert outside == {"hit@3": 0.0, "recall@3": 0.0, "ndcg@3": 0.0}
+    assert run("retrieval", case(), trial(state={"retrieved": ["d1"]})) is None
+    with pytest.raises(InputError):
+        create_scorer("retrieval", k=0)
+
+
+def test_exact_contains_regex() -> None:
+    ref = case(reference="Paris")
+    assert run("exact", ref, trial("  paris ")) == {"exact": 1.0}
+    assert run("exact", ref, trial("paris"), case_sensitive=True) == {"exact": 0.0}
+    assert run("exact", case(), trial("Paris")) is None
+    c = case(contains=["alpha", "Beta"], not_contains=["secret"])
+    assert run("contains", c, trial("ALPHA and gamma")) == {"contains": 0.5, "not_contains": 1.0}
+    assert run("contains", c, trial("alpha beta SECRET")) == {"contains": 1.0, "not_contains": 0.0}
+    assert run("contains", case(), trial("x")) is None
+    r = case(regex=r"\bwc -l\b")
+    assert run("regex", r, trial("use wc -l FILE")) == {"regex": 1.0}
+    assert run("regex", r, trial("use cat")) == {"regex": 0.0}
+    assert run("regex", case(), trial("x")) is None
+    with pytest.raises(InputError, match="invalid regular expression"):
+        run("regex", case(regex="("), trial("x"))
+
+
+def test_json_schema() -> None:
+    schema = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
+    c = case(json_schema=schema)
+    assert run("json_schema", c, trial('{"n": 3}')) == {"json_valid": 1.0, "json_schema": 1.0}
+    assert run("json_schema", c, trial('```json\n{"n": 3}\n```')) == {
+        "json_valid": 1.0,
+        "json_schema": 1.0,
+    }
+    assert run("json_schema", c, trial('{"n": "3"}')) == {"json_valid": 1.0, "json_schema": 0.0}
+    assert run("json_schema", c, trial("not json")) == {"json_valid": 0.0, "json_schema": 0.0}
+    assert run("json_schema", case(), trial("{}")) is None
+    with pytest.raises(InputError, match="invalid JSON Schema"):
+        run("json_schema", case(json_schema={"type": 5}), trial("{}"))
+
+
+def test_budget() -> None:
+    t = trial("x", latency_s=2.0, usage={"input_tokens": 10, "output_tokens": 5}, cost_usd=0.01)
+    figures = run("budget", case(), t, max_latency_s=1.0)
+    assert figures["tokens"] == 15.0 and figures["within_budget"] == 0.0
+    assert "within_budget" not in run("budget", case(), t)
+    assert run("budget", case(), trial("x")) is None
+
+
+def test_errored_trials_are_never_scored() -> None:
+    c = case(contains=["x"])
+    scorers = [create_scorer("contains")]
+    errored = trial("", error="timeout")
+    assert run_scorers(scorers, {"c1": c}, [errored]) == []
+    assert scored_trials([], scorers, [errored]) == []
+
+
+def test_per_case_thresholds_fail_the_gate() -> None:
+    c = case(contains=["alpha", "beta"])
+    scorers = [create_scorer("contains"), create_scorer("escalation")]
+    trials = [trial("alpha", trial=1), trial("alpha beta", trial=2)]
+    results = run_scorers(scorers, {"c1": c}, trials)
+    [check] = threshold_checks(results, {"contains": Threshold(min=1.0)}, "candidate")
+    assert check.status == "fail" and "c1: contains 0.75 < min 1" in check.reason
+    [ok] = threshold_checks(results, {"contains": Threshold(min=0.7)}, "candidate")
+    assert ok.status == "pass"
+    rows = scored_trials(results, scorers, trials)
+    assert [r.metrics for r in rows] == [{"contains": 0.5}, {"contains": 1.0}]
+
+
+def test_missed_escalation_becomes_a_row_blocker() -> None:
+    scorers = [create_scorer("escalation")]
+    t = trial(state={"kind": "answer"})
+    results = run_scorers(scorers, {"c1": case(escalate=True)}, [t])
+    [row] = scored_trials(results, scorers, [t])
+    assert row.blocker and row.metrics == {"escalation_correct": 0.0}
