@@ -124,3 +124,9 @@ def mock_server() -> Iterator[Any]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in its own folder, so default outputs never land in the checkout."""
+    monkeypatch.chdir(tmp_path)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import make_case, write_jsonl
 
 pytest.importorskip("llama_cpp")
@@ -18,8 +19,21 @@ def test_embedded_model_generates_real_tokens(cli, tmp_path: Path) -> None:
         [make_case("hi", prompt="Write one short sentence about the sea.")],
     )
     out = tmp_path / "t.jsonl"
-    result = cli("run", "--cases", cases, "--model", "llamacpp:gemma-3-270m", "--trials", 1,
-                 "--max-tokens", 24, "--output", out, "--store", tmp_path / "s.db")
+    result = cli(
+        "run",
+        "--cases",
+        cases,
+        "--model",
+        "llamacpp:gemma-3-270m",
+        "--trials",
+        1,
+        "--max-tokens",
+        24,
+        "--output",
+        out,
+        "--store",
+        tmp_path / "s.db",
+    )
     assert result.code == 0, result.stderr
     (trial,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert trial["error"] is None
@@ -31,6 +45,13 @@ def test_embedded_model_generates_real_tokens(cli, tmp_path: Path) -> None:
 
 
 def test_missing_gguf_is_an_input_error(cli, cases_file: Path, tmp_path: Path) -> None:
-    result = cli("run", "--cases", cases_file, "--model", f"llamacpp:{tmp_path}/none.gguf",
-                 "--store", tmp_path / "s.db")
+    result = cli(
+        "run",
+        "--cases",
+        cases_file,
+        "--model",
+        f"llamacpp:{tmp_path}/none.gguf",
+        "--store",
+        tmp_path / "s.db",
+    )
     assert result.code == 2 and "no GGUF file" in result.stderr

@@ -1,22 +1,22 @@
 """Score → gate → report, shared by `assay report` and the `assay run SUITE.toml` chain.
 
-Judges (issue 5) plug in at `judge_trials`: a function taking the suite, the cases and the
-answered trials and returning Score rows (`records.ScoreRow`, rubric metrics + blocker). The
-chain calls it when the suite has a `[judge]` section; the rows join the deterministic
-results trial by trial (see `scoring.deterministic` for how those feed the gate).
+When the suite names judges (`[judge] judges = [...]`), `judge_trials` runs them over the
+answered trials: direct Score rows join the deterministic results trial by trial (see
+`scoring.deterministic` for how those feed the gate); pairwise Comparisons go to the report.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
-from assay.jsonl import atomic_writer, write_jsonl
+from assay.jsonl import atomic_writer, load_records, write_jsonl
 from assay.records import Case, Comparison, ScoreRow, Trial
 from assay.reports.build import build_report
 from assay.reports.model import Report
@@ -34,25 +34,35 @@ from assay.scoring.deterministic import (
 )
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.scoring.table import BASELINE, ScoredTrial, metric_errors
+from assay.store import Store
 from assay.suite import GateSection, Suite, Threshold
 
-JudgeFn = Callable[[Suite, Sequence[Case], Sequence[Trial]], list[ScoreRow]]
-JUDGE_ENTRY = "assay.judges.pipeline:judge_trials"
+
+@dataclass(slots=True)
+class Judged:
+    """What the suite's [judge] section produced for the answered trials."""
+
+    scores: list[ScoreRow] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    exit_code: int = EXIT_OK
 
 
-def judge_trials(suite: Suite, cases: Sequence[Case], trials: Sequence[Trial]) -> list[ScoreRow]:
-    """The judge seam: Score rows for the answered trials, or [] when no judge is configured."""
-    if not suite.judge:
-        return []
-    module, _, name = JUDGE_ENTRY.partition(":")
-    try:
-        judge: JudgeFn = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise InputError(
-            "ERROR: suite [judge]: LLM judges are not available in this build of assay"
-        ) from None
+def judge_trials(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+) -> Judged:
+    """Run the suite's judges (none configured: nothing) over the answered trials."""
+    if not suite.judge.judges:
+        return Judged()
+    from assay.judges import config_from_suite, run_judging
+
+    config = config_from_suite(suite)
     answered = [t for t in trials if t.error is None]
-    return judge(suite, cases, answered)
+    result = run_judging(answered, cases, config, store)
+    if config.mode == "pairwise":
+        comparisons = [Comparison.model_validate(r) for r in result.rows]
+        return Judged(comparisons=comparisons, exit_code=result.exit_code)
+    scores = [ScoreRow.model_validate(r) for r in result.rows if r.get("tier") != "screen"]
+    return Judged(scores=scores, exit_code=result.exit_code)
 
 
 def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -> list[ScoredTrial]:
@@ -180,18 +190,33 @@ def pick_candidate(configured: str, conditions: Sequence[str]) -> str:
     )
 
 
+class Document(BaseModel):
+    """A knowledge-base entry citations may name."""
+
+    id: str = Field(min_length=1)
+    text: str = ""
+
+
+def load_documents(path: Path) -> dict[str, str]:
+    """The suite's knowledge base: document id -> text (file:line errors on bad input)."""
+    return {doc.id: doc.text for _, doc in load_records(path, Document)}
+
+
 def output_dir(suite: Suite) -> Path:
     """The suite's `output` (relative to the suite file), default assay-out/<suite name>."""
     return suite.path(suite.output) if suite.output else Path("assay-out") / suite.name
 
 
 def run_chain(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial]
-) -> tuple[Evaluation, Path]:
-    """After `assay run SUITE.toml`: scorers → judges → gate → reports into the output folder."""
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+) -> tuple[Evaluation, Path, int]:
+    """After `assay run SUITE.toml`: scorers → judges → gate → reports into the output folder.
+
+    Returns the evaluation, the folder and the judging exit code (3 when items failed)."""
     out = output_dir(suite)
     scorers = build_scorers(suite.scoring.scorers)
-    judged_scores = judge_trials(suite, cases, trials)
+    judged = judge_trials(suite, cases, trials, store)
+    judged_scores = judged.scores
     conditions = [c.name for c in suite.conditions]
     evaluation = evaluate(
         cases={c.id: c for c in cases},
@@ -208,6 +233,8 @@ def run_chain(
         candidate=pick_candidate(suite.gate.candidate, conditions),
         weights=suite.scoring.weights,
         scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
+        documents=load_documents(suite.path(kb)) if (kb := suite.scoring.knowledge_base) else None,
+        comparisons=judged.comparisons,
         title=suite.report.title or suite.name,
         worst=suite.report.worst,
     )
@@ -215,9 +242,11 @@ def run_chain(
     write_jsonl(out / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
     if judged_scores:
         write_jsonl(out / "scores.jsonl", judged_scores)
+    if judged.comparisons:
+        write_jsonl(out / "comparisons.jsonl", judged.comparisons)
     write_summary(out / "summary.json", evaluation.analysis.as_json())
     write_reports(evaluation.report, out, suite.report.formats)
-    return evaluation, out
+    return evaluation, out, judged.exit_code
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

@@ -124,6 +124,18 @@ class ScoreRow(Record):
     source: str | None = None
     confidence: float | None = None
     evidence: str | list[str] | dict[str, Any] | None = None
+    # Judge annotations (assay judge): not metrics, so they are declared here.
+    overall: float | None = None
+    overall_ln: float | None = None
+    adequacy: float | None = None
+    justification: str | dict[str, Any] | None = None
+    improvement: str | None = None
+    tier: str | None = None
+    judge_model: str | None = None
+    judge_prompt_sha256: str | None = None
+    scale: str | None = None
+    spread: dict[str, Any] | None = None
+    judges: list[dict[str, Any]] | None = None
 
 
 Winner = Literal["a", "b", "tie"]

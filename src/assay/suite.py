@@ -97,11 +97,13 @@ class ScoringSection(SuiteModel):
     """[scoring]: deterministic scorers, rubric weights and scale, per-case thresholds.
 
     `scorers` lists names (`"refusal"`) or tables (`{name = "retrieval", options = {k = 3}}`).
+    `knowledge_base` is a JSONL file of documents (`{id, text}`) that citations may name.
     `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
     (`latency_s = {max = 5}`); every case of the candidate must meet them.
     """
 
     scorers: list[ScorerEntry] = Field(default_factory=list)
+    knowledge_base: str | None = None
     weights: dict[str, float] | None = None
     scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
     thresholds: dict[str, Threshold] = Field(default_factory=dict)

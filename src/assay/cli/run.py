@@ -155,26 +155,28 @@ def chain_after_run(
     from assay.pipeline import gate_exit_code, run_chain
     from assay.records import Trial
 
+    if "baseline" not in {c.name for c in request.conditions}:
+        err("note: the suite has no baseline condition, so nothing is compared or gated")
+        return result.exit_code
     handle = Store(store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(result.run_id)]
-    finally:
-        handle.close()
-    try:
-        evaluation, out_dir = run_chain(suite, list(request.cases), trials)
+        evaluation, out_dir, judging_code = run_chain(suite, list(request.cases), trials, handle)
     except InputError as exc:
         if not result.exit_code:
             raise
         for message in exc.messages:  # the incomplete run is the news; 3 wins
             err(message)
         return result.exit_code
+    finally:
+        handle.close()
     gate = evaluation.analysis.gate
     say = err if as_json else out
     say(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
     for reason in gate.reasons:
         say(f"  - {reason}")
     say(f"reports: {out_dir}")
-    return result.exit_code or gate_exit_code(evaluation)
+    return result.exit_code or judging_code or gate_exit_code(evaluation)
 
 
 @app.command()
