@@ -6,7 +6,17 @@ import sys
 
 import typer
 
-from assay.cli import demo, run, schema, validate  # noqa: F401  (commands register on import)
+from assay.cli import (  # noqa: F401  (commands register on import)
+    bias,
+    calibrate,
+    demo,
+    history,
+    rank,
+    run,
+    schema,
+    validate,
+    winrate,
+)
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
 
