@@ -232,7 +232,15 @@ def compare_judge(
     tpr_ci = tnr_ci = None
     if n:
         labels = sorted({*judge, *human}, key=lambda v: (isinstance(v, str), v))
-        matrix = confusion_matrix(human, judge, labels=labels)
+        # integer codes in sorted order (sklearn rejects non-integer numbers as "continuous");
+        # quadratic weights then use the ordinal positions of the observed values
+        code = {value: index for index, value in enumerate(labels)}
+        human_codes = [code[v] for v in human]
+        judge_codes = [code[v] for v in judge]
+        codes = list(range(len(labels)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            matrix = confusion_matrix(human_codes, judge_codes, labels=codes)
         confusion = {
             "labels": labels,
             "rows": "human reference",
@@ -243,13 +251,13 @@ def compare_judge(
             warnings.simplefilter("ignore")
             if kind == "numeric":
                 weighted = _finite(
-                    cohen_kappa_score(human, judge, labels=labels, weights="quadratic")
+                    cohen_kappa_score(human_codes, judge_codes, labels=codes, weights="quadratic")
                 )
                 x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
                 spearman = _correlation(x, y, "spearman")
                 kendall = _correlation(x, y, "kendall")
             else:
-                kappa = _finite(cohen_kappa_score(human, judge, labels=labels))
+                kappa = _finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
         if kind == "binary":
             positive = thresholds.positive
             positives = [j for j, h in pairs if h == positive]
