@@ -20,6 +20,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 WIN = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
@@ -97,7 +98,7 @@ def fit_strengths(
     model = LogisticRegression(
         C=np.inf, fit_intercept=False, solver="lbfgs", max_iter=10_000, tol=1e-10
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(1):  # small problems: one BLAS thread
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x[keep], y[keep], sample_weight=w[keep])
     beta = np.concatenate([[0.0], model.coef_[0]])

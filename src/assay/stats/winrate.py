@@ -27,6 +27,7 @@ import numpy as np
 from scipy import sparse, stats
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from assay.records import Comparison
 from assay.stats.inputs import TrialKey, comparison_lengths, prob_b_wins
@@ -143,7 +144,8 @@ def _soft_fit(x: np.ndarray | sparse.csr_matrix, y: np.ndarray, c: float | None)
         coef = np.zeros(x.shape[1])
         coef[0] = sign * 50.0
         return coef
-    with warnings.catch_warnings():
+    # small problems: one BLAS thread is faster than many contending ones
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
         model.fit(stacked[keep], labels[keep], sample_weight=weights[keep])
