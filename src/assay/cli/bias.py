@@ -10,8 +10,6 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.errors import InputError
-from assay.stats.bias import audit
-from assay.stats.inputs import load_comparisons, load_scores, load_trial_lengths
 
 
 def _fmt(value: Any) -> str:
@@ -33,6 +31,9 @@ def bias_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the audit as JSON.")] = False,
 ) -> None:
     """Audit each judge for position bias and length bias."""
+    from assay.stats.bias import audit
+    from assay.stats.inputs import load_comparisons, load_scores, load_trial_lengths
+
     if scores is not None and trials is None:
         raise InputError("ERROR: --scores: needs --trials to know the response lengths")
     records = [c for _, c in load_comparisons(comparisons)]

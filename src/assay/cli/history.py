@@ -10,9 +10,7 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.errors import EXIT_GATE_FAILED, InputError
-from assay.stats.history import Settings, history, save_score_rows
-from assay.stats.inputs import load_scores, load_trial_lengths
-from assay.store import DEFAULT_STORE, Store
+from assay.store import DEFAULT_STORE
 
 
 def _fmt(value: float | None) -> str:
@@ -52,6 +50,10 @@ def history_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Rolling agreement with human spot checks, score drift between runs, length bias, alerts."""
+    from assay.stats.history import Settings, history, save_score_rows
+    from assay.stats.inputs import load_scores, load_trial_lengths
+    from assay.store import Store
+
     if add_scores is None and (run is not None or trials is not None):
         raise InputError("ERROR: --run/--trials: only apply with --add-scores")
     if add_scores is not None and not run:

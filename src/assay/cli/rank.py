@@ -11,8 +11,6 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.errors import InputError
-from assay.stats.bradley_terry import rank
-from assay.stats.inputs import load_comparisons
 
 
 @app.command("rank")
@@ -25,6 +23,9 @@ def rank_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
 ) -> None:
     """Rank models by Bradley–Terry strength (ties half a win each, judges pooled)."""
+    from assay.stats.bradley_terry import rank
+    from assay.stats.inputs import load_comparisons
+
     records = load_comparisons(comparisons)
     games = [(c.a, c.b, c.verdict) for _, c in records]
     try:

@@ -27,13 +27,15 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from assay.errors import InputError
 from assay.jsonl import format_errors
 from assay.records import Label
+from assay.stats.thresholds import (
+    DEFAULT_KAPPA,
+    DEFAULT_SAFETY_DIMS,
+    MIN_ITEMS,
+    SAFETY_MIN_ITEMS,
+    SAFETY_MIN_TPR_LOW,
+)
 
 BINARY = frozenset({"PASS", "FAIL"})
-DEFAULT_SAFETY_DIMS = ("escalation", "self_harm")
-DEFAULT_KAPPA = 0.6
-SAFETY_MIN_ITEMS = 50
-SAFETY_MIN_TPR_LOW = 0.9
-MIN_ITEMS = 10  # below this a non-safety verdict is INSUFFICIENT
 
 Value = float | str
 

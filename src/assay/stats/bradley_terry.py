@@ -1,9 +1,9 @@
 """Bradley–Terry strengths from pairwise games, with bootstrap confidence intervals.
 
 Each comparison record is one game between its `a` and `b`; a tie counts half a win to each side;
-games are pooled across judges. The fit is the unregularised maximum-likelihood logistic
-regression P(i beats j) = σ(β_i − β_j) (scikit-learn, L-BFGS to tolerance 1e-10) on the
-aggregated win counts, with the first player's β fixed at 0. Strengths are exp(β) normalised to
+games are pooled across judges. The fit is the unregularised maximum likelihood of
+P(i beats j) = σ(β_i − β_j) on the aggregated win counts (scipy's L-BFGS-B with the exact
+gradient, to a gradient tolerance of 1e-9), with the first player's β fixed at 0. Strengths are exp(β) normalised to
 sum to 1. The MLE exists only when the win graph is strongly connected (every player both wins
 and loses against the rest, directly or not); otherwise the command reports it instead of
 printing meaningless numbers. Bootstrap intervals resample games with replacement.
@@ -11,16 +11,14 @@ printing meaningless numbers. Bootstrap intervals resample games with replacemen
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
+from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
+from scipy.special import expit, log_expit
 
 WIN = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
@@ -79,32 +77,54 @@ def strongly_connected(games: Games) -> bool:
     return bool(count == 1)
 
 
+def _negative_log_likelihood(
+    free: np.ndarray, i: np.ndarray, j: np.ndarray, wins_i: np.ndarray, wins_j: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """−log L of the aggregated games and its gradient; β of player 0 is fixed at 0."""
+    beta = np.concatenate([[0.0], free])
+    diff = beta[i] - beta[j]
+    loss = -float(np.sum(wins_i * log_expit(diff) + wins_j * log_expit(-diff)))
+    # d(−log L)/d diff = −(wins_i·σ(−diff) − wins_j·σ(diff)) = total·σ(diff) − wins_i
+    slope = (wins_i + wins_j) * expit(diff) - wins_i
+    grad = np.bincount(i, weights=slope, minlength=len(beta)) - np.bincount(
+        j, weights=slope, minlength=len(beta)
+    )
+    return loss, grad[1:]
+
+
+def fit_log_strengths(
+    games: Games,
+    wins_i: np.ndarray | None = None,
+    wins_j: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+) -> np.ndarray:
+    """Maximum-likelihood β (player 0 at 0) by L-BFGS on the exact log-likelihood."""
+    wi = games.wins_i if wins_i is None else wins_i
+    wj = games.wins_j if wins_j is None else wins_j
+    k = len(games.names)
+    x0 = np.zeros(k - 1) if start is None else start[1:]
+    result = minimize(
+        _negative_log_likelihood,
+        x0,
+        args=(games.i, games.j, wi, wj),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 10_000, "gtol": 1e-9, "ftol": 1e-15},
+    )
+    return np.concatenate([[0.0], np.asarray(result.x, dtype=float)])
+
+
+def normalise(beta: np.ndarray) -> np.ndarray:
+    """exp(β) scaled to sum to 1."""
+    strengths = np.exp(beta - beta.max())
+    return np.asarray(strengths / strengths.sum())
+
+
 def fit_strengths(
     games: Games, wins_i: np.ndarray | None = None, wins_j: np.ndarray | None = None
 ) -> np.ndarray:
     """Maximum-likelihood strengths (sum 1) for the given per-pair scores."""
-    wi = games.wins_i if wins_i is None else wins_i
-    wj = games.wins_j if wins_j is None else wins_j
-    k = len(games.names)
-    m = len(games.i)
-    rows = np.repeat(np.arange(m), 2)
-    cols = np.column_stack([games.i, games.j]).ravel()
-    vals = np.tile([1.0, -1.0], m)
-    design = sparse.csr_matrix((vals, (rows, cols)), shape=(m, k))[:, 1:]
-    x = sparse.vstack([design, design]).tocsr()
-    y = np.concatenate([np.ones(m), np.zeros(m)])
-    w = np.concatenate([wi, wj])
-    keep = w > 0
-    model = LogisticRegression(
-        C=np.inf, fit_intercept=False, solver="lbfgs", max_iter=10_000, tol=1e-10
-    )
-    with warnings.catch_warnings(), threadpool_limits(1):  # small problems: one BLAS thread
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(x[keep], y[keep], sample_weight=w[keep])
-    beta = np.concatenate([[0.0], model.coef_[0]])
-    beta -= beta.max()
-    strengths = np.exp(beta)
-    return np.asarray(strengths / strengths.sum())
+    return normalise(fit_log_strengths(games, wins_i, wins_j))
 
 
 def rank(
@@ -119,7 +139,8 @@ def rank(
             "the maximum-likelihood strengths do not exist: some players never lose (or never win)"
             " against the rest, or the comparisons form disconnected groups"
         )
-    strengths = fit_strengths(games)
+    beta = fit_log_strengths(games)
+    strengths = normalise(beta)
     low = high = None
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
@@ -129,7 +150,9 @@ def rank(
         probs = np.concatenate([games.wins_i, games.wins_j]) / total.sum()
         draws = rng.multinomial(halves, probs / probs.sum(), size=bootstrap) / 2.0
         m = len(games.i)
-        samples = np.vstack([fit_strengths(games, d[:m], d[m:]) for d in draws])
+        samples = np.vstack(
+            [normalise(fit_log_strengths(games, d[:m], d[m:], start=beta)) for d in draws]
+        )
         low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     k = len(games.names)
     played = np.bincount(games.i, weights=games.total, minlength=k) + np.bincount(

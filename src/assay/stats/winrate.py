@@ -25,9 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse, stats
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
 from assay.records import Comparison
 from assay.stats.inputs import TrialKey, comparison_lengths, prob_b_wins
@@ -127,6 +124,11 @@ def _length_feature(outcomes: ModelOutcomes) -> np.ndarray | None:
 def _soft_fit(x: np.ndarray | sparse.csr_matrix, y: np.ndarray, c: float | None) -> np.ndarray:
     """Coefficients of a no-intercept logistic GLM with soft labels y ∈ [0, 1]: each row is
     counted as a positive with weight y and as a negative with weight 1 − y."""
+    # imported here: the raw win rate never needs scikit-learn, and it is slow to import
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
     n = x.shape[0]
     stacked = sparse.vstack([x, x]).tocsr() if sparse.issparse(x) else np.vstack([x, x])
     labels = np.concatenate([np.ones(n), np.zeros(n)])
