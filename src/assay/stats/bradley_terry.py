@@ -19,6 +19,7 @@ from scipy import sparse
 from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
+from threadpoolctl import threadpool_limits
 
 WIN = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
@@ -131,6 +132,12 @@ def rank(
     pairs: Sequence[tuple[str, str, str]], *, bootstrap: int = 200, seed: int = 0
 ) -> list[Rating]:
     """Ratings, strongest first. Raises ValueError when the MLE does not exist."""
+    # tiny problems: one BLAS thread is far faster than several contending for the cores
+    with threadpool_limits(1):
+        return _rank(pairs, bootstrap, seed)
+
+
+def _rank(pairs: Sequence[tuple[str, str, str]], bootstrap: int, seed: int) -> list[Rating]:
     games = aggregate(pairs)
     if len(games.names) < 2 or len(games.i) == 0:
         raise ValueError("need games between at least two different players")
