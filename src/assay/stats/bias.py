@@ -121,6 +121,8 @@ def length_score(
     for row in rows:
         length = trial_lengths.get((row.case_id, row.trial, row.condition))
         value = score_value(row, metric)
+        if (row.source or "").startswith("human:"):
+            continue  # a bias audit is of judges; human rows are spot checks
         if length is not None and value is not None:
             pairs[row.source or "unknown"].append((length, value))
     result: dict[str, dict[str, Any]] = {}
