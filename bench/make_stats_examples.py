@@ -64,13 +64,13 @@ def main() -> None:
     write("labels.jsonl", labels)
 
     quality = {"candidate": 0.4, "concise": 0.0, "verbose": 0.1}
-    lengths = {"baseline": 900, "candidate": 1000, "concise": 600, "verbose": 1500}
+    lengths = {"baseline": 225, "candidate": 250, "concise": 150, "verbose": 375}
     comparisons: list[dict[str, object]] = []
     trials: list[dict[str, object]] = []
     for i in range(120):
         case = f"case-{i:03d}"
         difficulty = rng.gauss(0, 0.8)
-        length = {m: max(50, int(rng.gauss(mean, mean / 2))) for m, mean in lengths.items()}
+        length = {m: max(10, int(rng.gauss(mean, mean / 2))) for m, mean in lengths.items()}
         for m, n in length.items():
             trials.append(
                 {
@@ -82,7 +82,7 @@ def main() -> None:
                 }
             )
         for model, q in quality.items():
-            logit = q - difficulty + 0.9 * math.tanh((length[model] - length["baseline"]) / 800)
+            logit = q - difficulty + 0.9 * math.tanh((length[model] - length["baseline"]) / 200)
             p = 1 / (1 + math.exp(-logit))
             ab = "b" if rng.random() < p - 0.08 else "a"  # the judge leans to the response
             ba = "b" if rng.random() < p + 0.08 else "a"  # shown first (a in `ab`, b in `ba`)
