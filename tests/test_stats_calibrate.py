@@ -104,6 +104,16 @@ def test_enforce_exit_codes(cli: Any, tmp_path: Path) -> None:
     )
 
 
+def test_custom_positive_class(cli: Any, tmp_path: Path) -> None:
+    rows = binary_labels(30, dim="harm")
+    for row in rows:
+        row["value"] = "unsafe" if row["value"] == "FAIL" else "safe"
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    data = cli("calibrate", "--labels", path, "--no-store", "--positive", "unsafe", "--json").json()
+    judge = data["dimensions"]["harm"]["judges"]["judge:good"]
+    assert data["dimensions"]["harm"]["kind"] == "binary" and judge["tpr"] == 1.0
+
+
 def test_ordinal_dimension_uses_weighted_kappa_and_correlations(cli: Any, tmp_path: Path) -> None:
     rng = random.Random(3)
     rows = []

@@ -327,7 +327,9 @@ def _kind(values: list[Value], positive: str) -> str:
     if all(not isinstance(v, str) for v in values):
         return "numeric"
     distinct = {str(v) for v in values}
-    return "binary" if distinct <= BINARY | {positive} and len(distinct) <= 2 else "categorical"
+    if distinct <= BINARY or (positive in distinct and len(distinct) == 2):
+        return "binary"
+    return "categorical"
 
 
 def calibrate(

@@ -10,9 +10,12 @@ sample sd, not centred), with soft labels (each row counted as a win with weight
 with weight 1 − y). It predicts with the length term at zero: LC = 100·mean_i σ(θ_ng + φ·d_i).
 
 Instruction difficulty d_i is estimated jointly from every model in the input: one logistic GLM
-with a bias and a length slope per model and an effect per instruction (a mild L2 penalty keeps
-the effect of an instruction every model wins, or loses, finite). With a single model the
-difficulty term is dropped. The public AlpacaEval fit also regularises towards two "gamed"
+with a bias and a length slope per model and an effect per instruction, under an L2 penalty
+(scikit-learn C = 1; negligible for the per-model terms, it keeps the effect of an instruction
+that every model wins, or loses, finite). With a single model the difficulty term is dropped.
+A model with any unknown length gets no LC figure. Like upstream without its gamed-baseline
+regularisation, the fit cannot separate quality from length for a model that is longer (or
+shorter) than the baseline on nearly every instruction. The public AlpacaEval fit also regularises towards two "gamed"
 baselines whose annotations are not public, so its figures differ slightly from this one.
 """
 
