@@ -25,9 +25,9 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from scipy import sparse, stats
 
 from assay.records import Comparison
 from assay.stats.inputs import TrialKey, comparison_lengths, prob_b_wins
@@ -90,9 +90,11 @@ def collect_outcomes(
 
 
 def _sem(values: np.ndarray) -> float | None:
+    """Standard error of the mean, sample sd (ddof = 1) / √n — AlpacaEval's definition
+    (numpy rather than scipy.stats.sem: importing scipy.stats costs a second per call)."""
     if len(values) < 2:
         return None
-    return float(stats.sem(values, ddof=1))
+    return float(np.std(values, ddof=1) / np.sqrt(len(values)))
 
 
 def raw_win_rate(outcomes: ModelOutcomes) -> WinRate:
@@ -124,10 +126,11 @@ def _length_feature(outcomes: ModelOutcomes) -> np.ndarray | None:
     return np.asarray(np.tanh(delta / sd), dtype=float)
 
 
-def _soft_fit(x: np.ndarray | sparse.csr_matrix, y: np.ndarray, c: float | None) -> np.ndarray:
+def _soft_fit(x: Any, y: np.ndarray, c: float | None) -> np.ndarray:
     """Coefficients of a no-intercept logistic GLM with soft labels y ∈ [0, 1]: each row is
     counted as a positive with weight y and as a negative with weight 1 − y."""
-    # imported here: the raw win rate never needs scikit-learn, and it is slow to import
+    # imported here: the raw win rate never needs scipy or scikit-learn, slow to import
+    from scipy import sparse
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
@@ -162,6 +165,8 @@ def instruction_difficulty(
 ) -> dict[str, float]:
     """Per-instruction effects from one joint fit: bias and length slope per model, effect per
     instruction. `models` maps name → (length feature, case ids, y)."""
+    from scipy import sparse
+
     names = sorted(models)
     instructions = sorted({case for _, cases, _ in models.values() for case in cases})
     index = {case: i for i, case in enumerate(instructions)}
