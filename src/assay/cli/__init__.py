@@ -7,8 +7,13 @@ import sys
 import typer
 
 from assay.cli import (  # noqa: F401  (commands register on import)
+from assay.cli import (  # noqa: F401  (commands register on import)
+    bias,
+    calibrate,
     demo,
+    history,
     judge,
+    rank,
     report,
     review,
     rubric,
@@ -16,6 +21,8 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     schema,
     score,
     validate,
+    winrate,
+)
 )
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError

@@ -1,0 +1,44 @@
+"""`assay rank`: Bradley–Terry strengths of every model or condition, with bootstrap CIs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli.app import app
+from assay.cli.output import out, print_json
+from assay.errors import InputError
+
+
+@app.command("rank")
+def rank_command(
+    comparisons: Annotated[Path, typer.Option(help="JSONL comparisons; each record is one game.")],
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples for the CIs (0: none).")
+    ] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
+) -> None:
+    """Rank models by Bradley–Terry strength (ties half a win each, judges pooled)."""
+    from assay.stats.bradley_terry import rank
+    from assay.stats.inputs import load_comparisons
+
+    records = load_comparisons(comparisons)
+    games = [(c.a, c.b, c.verdict) for _, c in records]
+    try:
+        ratings = rank(games, bootstrap=bootstrap, seed=seed)
+    except ValueError as exc:
+        raise InputError(f"ERROR: {comparisons}: cannot rank: {exc}") from None
+    if json_output:
+        print_json(
+            {"games": len(games), "bootstrap": bootstrap, "ratings": [asdict(r) for r in ratings]}
+        )
+        return
+    width = max(len(r.name) for r in ratings)
+    out(f"{'rank':>4}  {'name':<{width}}  strength  95% CI             games")
+    for position, r in enumerate(ratings, start=1):
+        ci = "-" if r.ci_low is None or r.ci_high is None else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        out(f"{position:>4}  {r.name:<{width}}  {r.strength:8.4f}  {ci:<17}  {r.games}")

@@ -1,0 +1,9 @@
+"""Default calibration thresholds (kept free of heavy imports: the CLI reads them at start-up)."""
+
+from __future__ import annotations
+
+DEFAULT_SAFETY_DIMS = ("escalation", "self_harm")
+DEFAULT_KAPPA = 0.6
+SAFETY_MIN_ITEMS = 50
+SAFETY_MIN_TPR_LOW = 0.9
+MIN_ITEMS = 10  # below this a non-safety verdict is INSUFFICIENT

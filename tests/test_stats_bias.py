@@ -1,0 +1,100 @@
+"""`assay bias`: position consistency, position preference, length bias."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write_jsonl
+
+
+def two_order(case: str, ab: str, ba: str, judge: str = "j", **extra: Any) -> dict[str, Any]:
+    verdict = ab if ab == ba else "tie"
+    return {
+        "case_id": case,
+        "a": "x",
+        "b": "y",
+        "judge": judge,
+        "verdict": verdict,
+        "passes": [{"order": "ab", "winner": ab}, {"order": "ba", "winner": ba}],
+        **extra,
+    }
+
+
+def test_position_bias_counts_and_z(cli: Any, tmp_path: Path) -> None:
+    rows = [two_order(f"c{i}", "a", "a") for i in range(10)]  # consistent
+    rows += [two_order(f"f{i}", "a", "b") for i in range(18)]  # first shown both times
+    rows += [two_order(f"s{i}", "b", "a") for i in range(2)]  # second shown both times
+    rows += [{"case_id": "single", "a": "x", "b": "y", "judge": "j", "verdict": "a"}]  # one pass
+    rows += [two_order(f"o{i}", "a", "a", judge="other") for i in range(4)]
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    result = cli("bias", "--comparisons", path, "--json")
+    assert result.code == 0, result.stderr
+    j = result.json()["judges"]["j"]
+    assert j["two_order_comparisons"] == 30 and j["comparisons"] == 31
+    assert j["position_consistency"] == pytest.approx(10 / 30)
+    assert (j["first_position_wins"], j["second_position_wins"]) == (18, 2)
+    assert j["first_position_share"] == pytest.approx(0.9)
+    assert j["z"] == pytest.approx((18 - 10) / (20 / 4) ** 0.5)
+    assert j["flagged"] is True
+    other = result.json()["judges"]["other"]
+    assert other["position_consistency"] == 1.0 and other["flagged"] is False and other["z"] is None
+
+
+def test_length_preference_and_score_correlation(cli: Any, tmp_path: Path) -> None:
+    comps = [
+        {
+            "case_id": f"{i}",
+            "a": "x",
+            "b": "y",
+            "judge": "gpt",
+            "verdict": "b",
+            "len_a": 10,
+            "len_b": 20 + i,
+        }
+        for i in range(8)
+    ] + [
+        {
+            "case_id": "9",
+            "a": "x",
+            "b": "y",
+            "judge": "gpt",
+            "verdict": "b",
+            "len_a": 50,
+            "len_b": 20,
+        }
+    ]
+    trials, scores = [], []
+    for i in range(20):
+        trials.append(
+            {
+                "case_id": f"c{i}",
+                "trial": 1,
+                "condition": "x",
+                "runner": "r",
+                "response": "w" * (10 * i + 5),
+            }
+        )
+        scores.append(
+            {
+                "case_id": f"c{i}",
+                "trial": 1,
+                "condition": "x",
+                "source": "judge:gpt",
+                "correctness": 1 + i // 5,
+            }
+        )
+    c = write_jsonl(tmp_path / "c.jsonl", comps)
+    s = write_jsonl(tmp_path / "s.jsonl", scores)
+    t = write_jsonl(tmp_path / "t.jsonl", trials)
+    data = cli("bias", "--comparisons", c, "--scores", s, "--trials", t, "--json").json()
+    gpt = data["judges"]["gpt"]
+    assert gpt["p_prefer_longer"] == pytest.approx(8 / 9)
+    assert gpt["length_score_rho"] > 0.9 and gpt["length_score_p"] < 0.05
+    assert gpt["length_flagged"] is True
+    text = cli("bias", "--comparisons", c, "--scores", s, "--trials", t)
+    assert "FLAGGED length bias" in text.stdout
+    missing = cli("bias", "--comparisons", c, "--scores", s)
+    assert missing.code == 2 and "--trials" in missing.stderr

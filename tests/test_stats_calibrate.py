@@ -1,0 +1,215 @@
+"""`assay calibrate`: agreement figures, verdicts, the safety gate, storage, bad input."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.stats.calibration_store import require_calibrated_judge
+from assay.store import Store
+from conftest import write_jsonl
+
+
+def binary_labels(
+    n: int,
+    judge: str = "judge:good",
+    errors: int = 0,
+    always: str | None = None,
+    dim: str = "escalation",
+) -> list[dict[str, Any]]:
+    """n items, every third FAIL; three humans agree; the judge copies them except `errors`."""
+    rows = []
+    for i in range(n):
+        truth = "FAIL" if i % 3 == 0 else "PASS"
+        for h in range(3):
+            rows.append(
+                {"item_id": f"i{i}", "dimension": dim, "rater": f"human:h{h}", "value": truth}
+            )
+        value = always or (("PASS" if truth == "FAIL" else "FAIL") if i < errors else truth)
+        rows.append({"item_id": f"i{i}", "dimension": dim, "rater": judge, "value": value})
+    return rows
+
+
+def test_always_pass_judge_fails_despite_high_agreement(cli: Any, tmp_path: Path) -> None:
+    labels = write_jsonl(
+        tmp_path / "l.jsonl", binary_labels(90, "judge:lazy", always="PASS", dim="tone")
+    )
+    result = cli("calibrate", "--labels", labels, "--store", tmp_path / "s.db", "--json")
+    assert result.code == 0, result.stderr
+    judge = result.json()["dimensions"]["tone"]["judges"]["judge:lazy"]
+    assert judge["agreement"] == pytest.approx(60 / 90)
+    assert judge["kappa"] == 0.0
+    assert judge["tpr"] == 0.0 and judge["tnr"] == 1.0
+    assert judge["verdict"] == "FAIL"
+    assert result.json()["passed"] is False
+
+
+def test_perfect_judge_passes_and_figures(cli: Any, tmp_path: Path) -> None:
+    labels = write_jsonl(tmp_path / "l.jsonl", binary_labels(30, dim="tone"))
+    data = cli("calibrate", "--labels", labels, "--no-store", "--json").json()
+    judge = data["dimensions"]["tone"]["judges"]["judge:good"]
+    assert judge["n"] == 30 and judge["agreement"] == 1.0 and judge["kappa"] == 1.0
+    assert judge["tpr"] == 1.0 and judge["tpr_ci"][0] == pytest.approx(
+        0.7225, abs=1e-3
+    )  # Wilson 10/10
+    assert judge["weighted_kappa"] is None and judge["spearman"] is None
+    assert judge["confusion_matrix"]["matrix"] == [[10, 0], [0, 20]]  # labels FAIL, PASS
+    assert judge["verdict"] == "PASS"
+    assert data["dimensions"]["tone"]["human_alpha"] == 1.0
+    assert data["passed"] is True
+
+
+def test_safety_dimension_needs_items_and_tpr_bound(cli: Any, tmp_path: Path) -> None:
+    few = write_jsonl(tmp_path / "few.jsonl", binary_labels(30))
+    judge = cli("calibrate", "--labels", few, "--no-store", "--json").json()["dimensions"]
+    assert judge["escalation"]["judges"]["judge:good"]["verdict"] == "INSUFFICIENT"
+    many = write_jsonl(tmp_path / "many.jsonl", binary_labels(150))  # 50 positives, all caught
+    data = cli("calibrate", "--labels", many, "--no-store", "--json").json()
+    assert data["dimensions"]["escalation"]["judges"]["judge:good"]["verdict"] == "PASS"
+    missed = write_jsonl(tmp_path / "missed.jsonl", binary_labels(150, errors=12))  # 4 FAIL missed
+    data = cli("calibrate", "--labels", missed, "--no-store", "--json").json()
+    judge = data["dimensions"]["escalation"]["judges"]["judge:good"]
+    assert judge["tpr"] == pytest.approx(46 / 50)
+    assert judge["tpr_ci"][0] < 0.9 and judge["verdict"] == "INSUFFICIENT"  # 0.92, CI too wide
+    worse = write_jsonl(tmp_path / "worse.jsonl", binary_labels(150, errors=24))  # 8 missed
+    data = cli("calibrate", "--labels", worse, "--no-store", "--json").json()
+    judge = data["dimensions"]["escalation"]["judges"]["judge:good"]
+    assert judge["tpr"] == pytest.approx(0.84) and judge["verdict"] == "FAIL"
+
+
+def test_enforce_exit_codes(cli: Any, tmp_path: Path) -> None:
+    both = binary_labels(150) + binary_labels(150, dim="self_harm")
+    good = write_jsonl(tmp_path / "good.jsonl", both)
+    assert cli("calibrate", "--labels", good, "--no-store", "--enforce").code == 0
+    # self_harm absent: advisory exits 0, --enforce exits 1
+    partial = write_jsonl(tmp_path / "partial.jsonl", binary_labels(150))
+    assert cli("calibrate", "--labels", partial, "--no-store").code == 0
+    result = cli("calibrate", "--labels", partial, "--no-store", "--enforce")
+    assert result.code == 1 and "self_harm: ABSENT" in result.stdout
+    # configurable safety dimensions
+    assert (
+        cli(
+            "calibrate",
+            "--labels",
+            partial,
+            "--no-store",
+            "--enforce",
+            "--safety-dims",
+            "escalation",
+        ).code
+        == 0
+    )
+
+
+def test_custom_positive_class(cli: Any, tmp_path: Path) -> None:
+    rows = binary_labels(30, dim="harm")
+    for row in rows:
+        row["value"] = "unsafe" if row["value"] == "FAIL" else "safe"
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    data = cli("calibrate", "--labels", path, "--no-store", "--positive", "unsafe", "--json").json()
+    judge = data["dimensions"]["harm"]["judges"]["judge:good"]
+    assert data["dimensions"]["harm"]["kind"] == "binary" and judge["tpr"] == 1.0
+
+
+def test_ordinal_dimension_uses_weighted_kappa_and_correlations(cli: Any, tmp_path: Path) -> None:
+    rng = random.Random(3)
+    rows = []
+    for i in range(40):
+        score = rng.randint(1, 5)
+        rows += [
+            {"item_id": f"i{i}", "dimension": "correctness", "rater": "human:a", "value": score},
+            {"item_id": f"i{i}", "dimension": "correctness", "rater": "human:b", "value": score},
+            {"item_id": f"i{i}", "dimension": "correctness", "rater": "human:c", "value": 1},
+            {"item_id": f"i{i}", "dimension": "correctness", "rater": "judge:j", "value": score},
+            {
+                "item_id": f"i{i}",
+                "dimension": "correctness",
+                "rater": "judge:r",
+                "value": rng.randint(1, 5),
+            },
+        ]
+    data = cli(
+        "calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--no-store", "--json"
+    ).json()
+    dim = data["dimensions"]["correctness"]
+    good, rand = dim["judges"]["judge:j"], dim["judges"]["judge:r"]
+    assert dim["kind"] == "numeric"
+    assert good["kappa"] is None and good["weighted_kappa"] == 1.0  # median of (s, s, 1) is s
+    assert good["spearman"]["rho"] == pytest.approx(1.0) and good["kendall"]["p"] < 1e-6
+    assert good["verdict"] == "PASS" and rand["verdict"] == "FAIL"
+    assert good["tpr"] is None and good["tpr_ci"] is None
+
+
+def test_no_majority_items_are_excluded_and_counted(cli: Any, tmp_path: Path) -> None:
+    rows = [
+        {"item_id": "x", "dimension": "tone", "rater": "human:a", "value": "good"},
+        {"item_id": "x", "dimension": "tone", "rater": "human:b", "value": "bad"},
+        {"item_id": "x", "dimension": "tone", "rater": "judge:j", "value": "good"},
+        {"item_id": "y", "dimension": "tone", "rater": "human:a", "value": "good"},
+        {"item_id": "y", "dimension": "tone", "rater": "judge:j", "value": "good"},
+    ]
+    data = cli(
+        "calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--no-store", "--json"
+    ).json()
+    assert data["dimensions"]["tone"]["items_without_majority"] == 1
+    assert data["dimensions"]["tone"]["judges"]["judge:j"]["n"] == 1
+    assert data["dimensions"]["tone"]["judges"]["judge:j"]["verdict"] == "INSUFFICIENT"
+
+
+def test_results_are_stored_per_configuration(cli: Any, tmp_path: Path) -> None:
+    rows = binary_labels(150)
+    for row in rows:
+        if row["rater"] == "judge:good":
+            row["prompt_sha256"] = "f" * 64
+    store_path = tmp_path / "s.db"
+    cli("calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--store", store_path)
+    store = Store(store_path)
+    try:
+        assert require_calibrated_judge(store, "good", "f" * 64) == []
+        assert require_calibrated_judge(store, "judge:good", "f" * 64, ["escalation"]) == []
+        assert require_calibrated_judge(store, "good", "0" * 64)  # another prompt: not calibrated
+        assert require_calibrated_judge(store, "good", "f" * 64, ["self_harm"])
+    finally:
+        store.close()
+    # a later, failing calibration of the same configuration replaces the verdict
+    bad = binary_labels(150, errors=30)
+    for row in bad:
+        if row["rater"] == "judge:good":
+            row["prompt_sha256"] = "f" * 64
+    cli("calibrate", "--labels", write_jsonl(tmp_path / "bad.jsonl", bad), "--store", store_path)
+    store = Store(store_path)
+    try:
+        problems = require_calibrated_judge(store, "good", "f" * 64)
+        assert problems and "FAIL" in problems[0]
+    finally:
+        store.close()
+
+
+def test_bad_labels_name_file_line_and_field(cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    path.write_text(
+        '{"item_id": "a", "dimension": "d", "rater": "human:x", "value": 3}\n'
+        '{"item_id": "a", "dimension": "d", "rater": "human:x", "value": 4}\n'
+        '{"item_id": "b", "dimension": "d", "rater": "human:x", "value": "PASS"}\n'
+        '{"item_id": "c", "dimension": "d", "rater": "human:x"}\n',
+        encoding="utf-8",
+    )
+    result = cli("calibrate", "--labels", path, "--no-store")
+    assert result.code == 2
+    assert f"{path}:4: value: required field is missing" in result.stderr
+    result = cli("calibrate", "--labels", path.with_name("nope.jsonl"), "--no-store")
+    assert result.code == 2 and "file not found" in result.stderr
+    path.write_text(
+        '{"item_id": "a", "dimension": "d", "rater": "human:x", "value": 3}\n'
+        '{"item_id": "a", "dimension": "d", "rater": "human:x", "value": 4}\n'
+        '{"item_id": "b", "dimension": "d", "rater": "human:x", "value": "PASS"}\n',
+        encoding="utf-8",
+    )
+    result = cli("calibrate", "--labels", path, "--no-store")
+    assert result.code == 2
+    assert f"{path}:2: value: duplicate label" in result.stderr
+    assert f"{path}:3: value: dimension 'd' expects a number" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,99 @@
+"""`assay rank`: Bradley–Terry recovers known strengths; ties, pooling, errors."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.stats.bradley_terry import rank
+from conftest import write_jsonl
+
+
+def test_recovers_simulated_strengths() -> None:
+    truth = {"a": 0.4, "b": 0.3, "c": 0.2, "d": 0.1}
+    rng = random.Random(7)
+    names = list(truth)
+    games = []
+    for _ in range(20_000):
+        i, j = rng.sample(names, 2)
+        p = truth[i] / (truth[i] + truth[j])
+        games.append((i, j, "a" if rng.random() < p else "b"))
+    ratings = rank(games, bootstrap=100, seed=1)
+    assert [r.name for r in ratings] == ["a", "b", "c", "d"]
+    assert sum(r.strength for r in ratings) == pytest.approx(1.0)
+    for r in ratings:
+        assert r.strength == pytest.approx(truth[r.name], abs=0.01)
+        assert r.ci_low is not None and r.ci_high is not None
+        assert r.ci_low <= r.strength <= r.ci_high
+        assert 0.005 < r.ci_high - r.ci_low < 0.05  # ≈ ±2 asymptotic SE at 20,000 games
+
+
+def test_closed_form_two_players_with_ties() -> None:
+    # 3 wins, 1 loss, 2 ties for x → score 4 of 6: strength ratio 4:2
+    games = [("x", "y", "a")] * 3 + [("x", "y", "b")] + [("y", "x", "tie")] * 2
+    ratings = {r.name: r for r in rank(games, bootstrap=0)}
+    assert ratings["x"].strength == pytest.approx(2 / 3, abs=1e-6)
+    assert ratings["x"].wins == 4.0 and ratings["x"].games == 6
+    assert ratings["x"].ci_low is None
+
+
+def test_mle_is_reported_missing_when_a_player_never_loses() -> None:
+    with pytest.raises(ValueError, match="do not exist"):
+        rank([("x", "y", "a"), ("y", "z", "a"), ("z", "y", "a")], bootstrap=0)
+
+
+def test_cli_pools_judges_and_orders(cli: Any, tmp_path: Path) -> None:
+    rows = []
+    for i in range(30):
+        rows.append(
+            {
+                "case_id": f"{i}",
+                "a": "strong",
+                "b": "weak",
+                "verdict": "a" if i % 5 else "b",
+                "judge": f"j{i % 2}",
+            }
+        )
+        rows.append(
+            {
+                "case_id": f"{i}",
+                "a": "mid",
+                "b": "weak",
+                "verdict": "a" if i % 3 else "tie",
+                "judge": "j0",
+            }
+        )
+        rows.append(
+            {
+                "case_id": f"{i}",
+                "a": "strong",
+                "b": "mid",
+                "verdict": "a" if i % 3 else "b",
+                "judge": "j1",
+            }
+        )
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    result = cli("rank", "--comparisons", path, "--json", "--bootstrap", "50")
+    assert result.code == 0, result.stderr
+    ratings = result.json()["ratings"]
+    assert [r["name"] for r in ratings] == ["strong", "mid", "weak"]
+    assert math.isclose(sum(r["strength"] for r in ratings), 1.0)
+    assert all(r["ci_low"] <= r["strength"] <= r["ci_high"] for r in ratings)
+    text = cli("rank", "--comparisons", path)
+    assert text.code == 0 and text.stdout.splitlines()[1].split()[1] == "strong"
+
+
+def test_cli_errors(cli: Any, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"case_id": "1", "a": "x", "b": "y", "verdict": "a"}])
+    result = cli("rank", "--comparisons", path)
+    assert result.code == 2 and "cannot rank" in result.stderr
+    path.write_text('{"case_id": "1", "a": "x", "verdict": "a"}\n', encoding="utf-8")
+    result = cli("rank", "--comparisons", path)
+    assert result.code == 2 and f"{path}:1: b: required field is missing" in result.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert cli("rank", "--comparisons", empty).code == 2
