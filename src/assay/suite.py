@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,6 +34,8 @@ class RunSection(SuiteModel):
     allow_unmetered: bool = False
     base_url: str | None = None
     price: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
 
 class ConditionSection(SuiteModel):

@@ -151,6 +151,17 @@ def run(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
     retries: Annotated[int | None, typer.Option(min=0, help="Retries per call.")] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            metavar="local|ray",
+            help="Where model calls run: this process (local, default) or Ray tasks (ray).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join (HOST:PORT); without it --executor ray starts one."),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
@@ -192,6 +203,8 @@ def run(
         options=options,
         allow_unmetered=allow_unmetered,
         output=output,
+        executor=executor or section.executor,
+        ray_address=ray_address or section.ray_address,
     )
     handle = Store(store)
     try:

@@ -12,6 +12,7 @@ from tenacity.wait import wait_exponential_jitter
 from assay.engine.budget import Budget
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
+from assay.executors import Executor, LocalExecutor
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
@@ -56,7 +57,11 @@ class _Backoff:
 
 
 class Caller:
-    """Makes model calls for one run; shared by all its workers."""
+    """Makes model calls for one run; shared by all its workers.
+
+    The executor only runs `generate` (here or on a Ray worker); cache, budget, retries and
+    concurrency stay with the caller, so results do not depend on where calls run.
+    """
 
     def __init__(
         self,
@@ -67,8 +72,10 @@ class Caller:
         retries: int = 4,
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 30.0,
+        executor: Executor | None = None,
     ) -> None:
         self.store = store
+        self.executor: Executor = executor if executor is not None else LocalExecutor()
         self.budget = budget
         self.retries = retries
         self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
@@ -121,7 +128,7 @@ class Caller:
                 self.calls += 1
                 try:
                     response = await asyncio.wait_for(
-                        model.generate(request), timeout=request.timeout_s
+                        self.executor.generate(model, request), timeout=request.timeout_s
                     )
                 except TimeoutError:
                     raise ModelError(

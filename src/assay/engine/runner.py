@@ -13,6 +13,7 @@ from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import WorkItem
 from assay.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.executors import Executor
 from assay.models.base import Message, Model, ModelError, Request, Response
 from assay.redact import scrub
 from assay.store import Store, now_iso
@@ -74,6 +75,7 @@ class Engine:
         settings: RunSettings,
         *,
         progress: Progress | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.store = store
         self.models = models
@@ -86,6 +88,7 @@ class Engine:
             retries=settings.retries,
             backoff_initial_s=settings.backoff_initial_s,
             backoff_max_s=settings.backoff_max_s,
+            executor=executor,
         )
         self.progress = progress or (lambda ok: None)
         self._stop: str | None = None

@@ -10,6 +10,7 @@ from pathlib import Path
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.errors import InputError
+from assay.executors import create_executor
 from assay.jsonl import write_jsonl
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
@@ -28,6 +29,8 @@ class RunRequest:
     options: ModelOptions
     allow_unmetered: bool = False
     output: Path | None = None
+    executor: str = "local"
+    ray_address: str | None = None
 
 
 def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict[str, Model]:
@@ -60,6 +63,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         raise InputError(f"ERROR: conditions: duplicate condition names in {names}")
     models = build_models(request.conditions, request.options)
     check_metered(models, request.allow_unmetered)
+    executor = create_executor(request.executor, request.options, address=request.ray_address)
     identities = {c.name: models[c.name].identity() for c in request.conditions}
     params = {
         "max_tokens": request.settings.max_tokens,
@@ -81,7 +85,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
-    engine = Engine(store, models, request.settings, progress=progress)
+    engine = Engine(store, models, request.settings, progress=progress, executor=executor)
 
     async def go() -> RunResult:
         try:
@@ -89,6 +93,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         finally:
             for model in {id(m): m for m in models.values()}.values():
                 await model.aclose()
+            await executor.aclose()
 
     try:
         return asyncio.run(go())
