@@ -83,6 +83,7 @@ def report_result(result: RunResult, output: Path | None, store: Path, as_json: 
                 "calls": result.calls,
                 "cache_hits": result.cache_hits,
                 "spent_usd": round(result.spent_usd, 6),
+                "run_spent_usd": round(result.run_spent_usd, 6),
                 "stopped": result.stopped,
                 "output": str(output) if output else None,
                 "store": str(store),
@@ -94,13 +95,14 @@ def report_result(result: RunResult, output: Path | None, store: Path, as_json: 
         f"run {result.run_id}: {result.answered + result.resumed}/{result.total} trials answered"
         f" ({result.resumed} already in the store, {result.cache_hits} from the call cache),"
         f" {result.errored} errored, {result.not_run} not run; {result.calls} model calls,"
-        f" ${result.spent_usd:.4f} spent"
+        f" ${result.spent_usd:.4f} spent (${result.run_spent_usd:.4f} by this run in all)"
     )
     for line in result.errors:
         err(f"ERROR: trial {line}")
     if result.stopped == "budget":
         err(
-            "ERROR: the budget cannot cover another call; raise --budget-usd and run again to finish"
+            "ERROR: the budget cannot cover another call; it caps the whole run, across reruns:"
+            " raise --budget-usd and run again to finish"
         )
     elif result.exit_code:
         err("ERROR: some trials did not finish; run the same command again to retry just those")

@@ -9,7 +9,7 @@ from typing import Any
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from assay.engine.budget import Budget
+from assay.engine.budget import Budget, queue_spend
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
 from assay.executors import Executor, LocalExecutor
@@ -73,9 +73,11 @@ class Caller:
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 30.0,
         executor: Executor | None = None,
+        ledger: str | None = None,
     ) -> None:
         self.store = store
         self.executor: Executor = executor if executor is not None else LocalExecutor()
+        self.ledger = ledger  # a run id: real spend is recorded in the store under it
         self.budget = budget
         self.retries = retries
         self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
@@ -101,7 +103,7 @@ class Caller:
                 return Response(**hit)
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
-        if not self.budget.reserve(worst):
+        if not await self.budget.reserve_when_settled(worst):
             raise BudgetExhausted
         cost = 0.0
         try:
@@ -110,6 +112,8 @@ class Caller:
             cost = response.cost_usd or 0.0
         finally:
             self.budget.settle(worst, cost)
+            if cost and self.ledger is not None:
+                queue_spend(self.store, self.ledger, cost)
         if use_cache:
             self.store.queue_cache(key, dataclasses.asdict(response))
         return response

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.engine.budget import Budget
+from assay.engine.budget import Budget, spent_so_far
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import WorkItem
 from assay.errors import EXIT_INCOMPLETE, EXIT_OK
@@ -49,6 +49,7 @@ class RunResult:
     calls: int = 0
     cache_hits: int = 0
     spent_usd: float = 0.0
+    run_spent_usd: float = 0.0
     stopped: str | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -96,6 +97,8 @@ class Engine:
     async def run(self, run_id: str, items: Iterable[WorkItem], total: int) -> RunResult:
         """Produce every item not already answered in this run; flush as it goes."""
         result = RunResult(run_id=run_id, total=total)
+        earlier = self.budget.spent = spent_so_far(self.store, run_id)
+        self.caller.ledger = run_id
         done = self.store.answered_keys(run_id)
         pending = self._skip_answered(items, done, result)
         flusher = asyncio.create_task(self._flush_periodically())
@@ -110,7 +113,8 @@ class Engine:
             self.store.flush()
         result.calls = self.caller.calls
         result.cache_hits = self.caller.cache_hits
-        result.spent_usd = self.budget.spent
+        result.spent_usd = self.budget.spent - earlier
+        result.run_spent_usd = self.budget.spent
         result.stopped = self._stop
         result.not_run = total - result.answered - result.errored - result.resumed
         return result

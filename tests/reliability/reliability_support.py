@@ -1,0 +1,61 @@
+"""Helpers shared by the reliability tests: reading outputs, comparing records, commands.
+
+Each command under test is described once (`Command`), so the same fault, crash and
+bad-input tests can be pointed at later stages (`assay judge`, `assay score`, ...) by adding
+an entry rather than a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TIMINGS = frozenset({"latency_s", "created_at"})
+
+Key = tuple[Any, ...]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def trial_key(row: dict[str, Any]) -> Key:
+    return (row["case_id"], row["condition"], row["trial"])
+
+
+def by_key(
+    rows: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], Key] = trial_key
+) -> dict[Key, dict[str, Any]]:
+    """Rows by key, without timing fields; fails on a duplicate key."""
+    keyed: dict[Key, dict[str, Any]] = {}
+    for row in rows:
+        k = key(row)
+        assert k not in keyed, f"duplicate record {k}"
+        keyed[k] = {f: v for f, v in row.items() if f not in TIMINGS}
+    return keyed
+
+
+@dataclass(frozen=True)
+class Command:
+    """One assay command as the reliability tests drive it.
+
+    `argv(workdir)` gives the arguments after `assay` (inputs are created under workdir);
+    `output` names the file it writes; `key` identifies one record of that file.
+    """
+
+    name: str
+    argv: Callable[[Path], list[str]]
+    output: str
+    key: Callable[[dict[str, Any]], Key] = trial_key
+    env: dict[str, str] = field(default_factory=dict)
+
+    def cmd(self, workdir: Path) -> list[str]:
+        return [sys.executable, "-m", "assay", *self.argv(workdir)]
+
+    def environ(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
