@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,8 +47,9 @@ def by_key(
 class Command:
     """One assay command as the reliability tests drive it.
 
-    `argv(workdir)` gives the arguments after `assay` (inputs are created under workdir);
-    `output` names the file it writes; `key` identifies one record of that file.
+    `argv(workdir)` gives the arguments after `assay`, with the store and output inside
+    workdir; `setup(workdir)` prepares what it needs first (e.g. a run to judge); `output`
+    names the file it writes (relative to workdir); `key` identifies one of its records.
     """
 
     name: str
@@ -53,9 +57,45 @@ class Command:
     output: str
     key: Callable[[dict[str, Any]], Key] = trial_key
     env: dict[str, str] = field(default_factory=dict)
+    setup: Callable[[Path], None] | None = None  # prepares a fresh workdir (inputs, a store)
 
     def cmd(self, workdir: Path) -> list[str]:
         return [sys.executable, "-m", "assay", *self.argv(workdir)]
 
     def environ(self) -> dict[str, str]:
         return {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+
+
+def run_once(
+    command: Command, workdir: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the command to its end."""
+    return subprocess.run(
+        command.cmd(workdir), env=command.environ(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def kill_after(command: Command, workdir: Path, delay_s: float) -> int | None:
+    """Start the command and SIGKILL it after `delay_s` (None if it had already finished)."""
+    proc = subprocess.Popen(
+        command.cmd(workdir),
+        env=command.environ(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        return proc.wait(delay_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def records(command: Command, workdir: Path) -> dict[Key, dict[str, Any]]:
+    return by_key(read_jsonl(workdir / command.output), command.key)
+
+
+def crash_points(seed: int, count: int, span_s: float) -> list[float]:
+    """`count` kill delays spread over the command's running time, reproducibly."""
+    rng = random.Random(seed)
+    return sorted(rng.uniform(0.0, span_s) for _ in range(count))
