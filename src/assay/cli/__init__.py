@@ -9,6 +9,7 @@ import typer
 from assay.cli import demo, run, schema, validate  # noqa: F401  (commands register on import)
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
+from assay.redact import scrub
 
 
 def main() -> None:
@@ -22,7 +23,7 @@ def main() -> None:
         sys.exit(getattr(exc, "exit_code", 2))
     except AssayError as exc:
         for message in getattr(exc, "messages", [str(exc)]):
-            sys.stderr.write(message + "\n")
+            sys.stderr.write(scrub(message) + "\n")
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("ERROR: interrupted; run the same command again to resume\n")

@@ -15,6 +15,7 @@ from assay.jsonl import write_jsonl
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
 from assay.records import Case
+from assay.redact import scrub_value
 from assay.store import Store
 
 
@@ -72,16 +73,18 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
     store.save_run(
         run_id,
-        {
-            "conditions": [
-                {"name": c.name, "model": c.model, "skill_sha256": c.skill_sha256}
-                for c in request.conditions
-            ],
-            "identities": identities,
-            "trials": request.trials,
-            "cases": len(request.cases),
-            **params,
-        },
+        scrub_value(
+            {
+                "conditions": [
+                    {"name": c.name, "model": c.model, "skill_sha256": c.skill_sha256}
+                    for c in request.conditions
+                ],
+                "identities": identities,
+                "trials": request.trials,
+                "cases": len(request.cases),
+                **params,
+            }
+        ),
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
