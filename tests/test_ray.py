@@ -76,6 +76,13 @@ def test_executor_choice_errors_are_input_errors() -> None:
         create_executor("local", ModelOptions(), address="127.0.0.1:1")
 
 
+def test_unreachable_ray_address_fails_fast(cli: Any, cases_file: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    result = cli("run", "--cases", cases_file, "--model", "mock", "--executor", "ray",
+                 "--ray-address", "127.0.0.1:1", "--store", tmp_path / "s.db")  # fmt: skip
+    assert result.code == 2 and "nothing answers at 127.0.0.1:1" in result.stderr
+
+
 def asyncio_run(coro: Any) -> Any:
     import asyncio
 

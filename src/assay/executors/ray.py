@@ -15,6 +15,8 @@ import asyncio
 import logging
 import os
 import pickle
+import re
+import socket
 import threading
 from typing import Any
 
@@ -80,6 +82,23 @@ def run_call(spec: str, options: ModelOptions, request: Request) -> Response | B
 
 # -- the driver side --------------------------------------------------------------------------
 
+_HOST_PORT = re.compile(r"^(?:ray://)?\[?([^\[\]/]+?)\]?:(\d+)$")
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (ray.init would retry for minutes)."""
+    match = _HOST_PORT.match(address.strip())
+    if match is None:
+        return  # "auto" or another form Ray resolves itself
+    host, port = match.group(1), int(match.group(2))
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise InputError(
+            f"ERROR: --ray-address: nothing answers at {address}: {exc.strerror or exc}"
+        ) from None
+
 
 class RayExecutor:
     """Submits each call as a Ray task and awaits its result on the driver's event loop."""
@@ -99,6 +118,8 @@ class RayExecutor:
         self.options = options
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
+            if address is not None:
+                check_reachable(address)
             os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no telemetry, ever
             try:
                 ray.init(
