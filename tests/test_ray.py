@@ -67,6 +67,36 @@ def test_caller_runs_generate_through_its_executor(tmp_path: Path) -> None:
     assert first == again and seen == ["mock"] and caller.cache_hits == 1
 
 
+def test_engine_never_runs_more_calls_than_executor_slots(tmp_path: Path) -> None:
+    from assay.engine import Condition, RunSettings
+    from assay.engine.runner import Engine
+
+    in_flight = peak = 0
+
+    class TwoSlots(LocalExecutor):
+        slots = 2
+
+        async def generate(self, model: Any, request: Request) -> Response:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            try:
+                return await super().generate(model, request)
+            finally:
+                in_flight -= 1
+
+    from assay.engine.plan import build_plan
+
+    cases = [Case.model_validate(make_case(f"s{i}")) for i in range(12)]
+    model = create_model("mock:answer,latency=0.01")
+    store = Store(tmp_path / "s.db")
+    engine = Engine(store, {"baseline": model}, RunSettings(concurrency=8), executor=TwoSlots())
+    plan = build_plan(cases, [Condition("baseline", "mock:answer,latency=0.01")], 1,
+                      {"baseline": model.identity()})  # fmt: skip
+    result = asyncio_run(engine.run("r", plan, 12))
+    assert result.answered == 12 and engine.concurrency == 2 and peak == 2
+
+
 def test_executor_choice_errors_are_input_errors() -> None:
     from assay.errors import InputError
 

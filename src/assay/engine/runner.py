@@ -82,10 +82,14 @@ class Engine:
         self.models = models
         self.settings = settings
         self.budget = Budget(settings.budget_usd)
+        slots = executor.slots if executor is not None else None
+        # Never more calls in flight than the executor can run at once: a call queued on a
+        # busy cluster would otherwise spend its timeout waiting for a slot.
+        self.concurrency = max(1, min(settings.concurrency, slots or settings.concurrency))
         self.caller = Caller(
             store,
             self.budget,
-            concurrency=settings.concurrency,
+            concurrency=self.concurrency,
             retries=settings.retries,
             backoff_initial_s=settings.backoff_initial_s,
             backoff_max_s=settings.backoff_max_s,
@@ -105,7 +109,7 @@ class Engine:
         try:
             workers = [
                 asyncio.create_task(self._worker(pending, run_id, result))
-                for _ in range(max(1, self.settings.concurrency))
+                for _ in range(self.concurrency)
             ]
             await asyncio.gather(*workers)
         finally:

@@ -20,6 +20,7 @@ class Executor(Protocol):
     """Runs one model call (a completion or an agent run) and returns its Response."""
 
     name: str
+    slots: int | None  # calls it can run at once (None: no limit of its own)
 
     async def generate(self, model: Model, request: Request) -> Response:
         """Answer `request` with `model`, or raise ModelError."""

@@ -9,6 +9,7 @@ class LocalExecutor:
     """Awaits `model.generate` directly."""
 
     name = "local"
+    slots: int | None = None
 
     async def generate(self, model: Model, request: Request) -> Response:
         return await model.generate(request)

@@ -133,6 +133,9 @@ class RayExecutor:
                 raise InputError(
                     f"ERROR: --ray-address: cannot connect to {where}: {exc}"
                 ) from None
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        cpus = float(resources.get("CPU", 1.0))
+        self.slots: int | None = max(1, int(cpus // num_cpus)) if num_cpus > 0 else None
         self._task: Any = ray.remote(num_cpus=num_cpus, max_retries=0)(run_call).options(
             scheduling_strategy="SPREAD"
         )
