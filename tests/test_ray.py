@@ -16,7 +16,7 @@ import assay
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.executors import LocalExecutor, create_executor
-from assay.executors.ray import run_call
+from assay.executors.ray import close_worker_models, run_call
 from assay.models import Message, ModelError, ModelOptions, Request, Response, create_model
 from assay.records import Case
 from assay.store import Store
@@ -47,6 +47,20 @@ def test_run_call_answers_and_returns_errors_as_values() -> None:
     assert answer == local
     failed = run_call("mock:answer,fail=1", ModelOptions(), request)
     assert isinstance(failed, ModelError) and failed.retryable
+
+
+def test_provider_errors_keep_their_retry_hints_through_a_task(mock_server: Any) -> None:
+    import pickle
+
+    server = mock_server(rates={"429": 1.0}, retry_after=0.7)
+    case = Case.model_validate(make_case("r3"))
+    options = ModelOptions(base_url=server.url)
+    outcome = run_call("openai:gpt-4o-mini", options, request_for(case))
+    shipped = pickle.loads(pickle.dumps(outcome))  # what Ray does with a task's return value
+    assert isinstance(shipped, ModelError)
+    assert shipped.retryable and shipped.overload and shipped.retry_after == 0.7
+    assert str(shipped).startswith("HTTP 429")
+    close_worker_models()
 
 
 def test_caller_runs_generate_through_its_executor(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ API keys are never shipped: a worker's model reads them from the worker's own en
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import pickle
@@ -52,8 +53,25 @@ def _worker_model(spec: str, options: ModelOptions) -> Model:
     with _lock:
         model = _models.get(key)
         if model is None:
+            if not _models:
+                atexit.register(close_worker_models)
             model = _models[key] = create_model(spec, options)
         return model
+
+
+def close_worker_models(timeout_s: float = 5.0) -> None:
+    """Close this process's cached models (connections, weights); runs at worker exit."""
+    with _lock:
+        models = list(_models.values())
+        _models.clear()
+    loop = _loop
+    if loop is None:
+        return
+    for model in models:
+        try:
+            asyncio.run_coroutine_threadsafe(model.aclose(), loop).result(timeout_s)
+        except Exception:  # closing is best effort at exit
+            continue
 
 
 def _portable(exc: BaseException) -> BaseException:
