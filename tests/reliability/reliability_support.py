@@ -7,10 +7,12 @@ an entry rather than a test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -58,6 +60,7 @@ class Command:
     key: Callable[[dict[str, Any]], Key] = trial_key
     env: dict[str, str] = field(default_factory=dict)
     setup: Callable[[Path], None] | None = None  # prepares a fresh workdir (inputs, a store)
+    progress: Callable[[Path], int] | None = None  # records committed so far in workdir
 
     def cmd(self, workdir: Path) -> list[str]:
         return [sys.executable, "-m", "assay", *self.argv(workdir)]
@@ -99,3 +102,14 @@ def crash_points(seed: int, count: int, span_s: float) -> list[float]:
     """`count` kill delays spread over the command's running time, reproducibly."""
     rng = random.Random(seed)
     return sorted(rng.uniform(0.0, span_s) for _ in range(count))
+
+
+def stored_rows(store: Path, table: str) -> int:
+    """Rows committed to a table of a store (0 when the store or table does not exist yet)."""
+    if not store.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+            return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return 0

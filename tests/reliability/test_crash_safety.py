@@ -11,7 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from reliability_support import Command, crash_points, kill_after, records, run_once
+from reliability_support import (
+    Command,
+    crash_points,
+    kill_after,
+    records,
+    run_once,
+    stored_rows,
+)
 
 from conftest import make_case, write_jsonl
 
@@ -51,6 +58,7 @@ def run_command(catalogue: Path) -> Command:
             str(wd / "store.db"),
         ],
         output="out.jsonl",
+        progress=lambda wd: stored_rows(wd / "store.db", "trials"),
     )
     # fmt: on
 
@@ -72,7 +80,7 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_records(
     expected = records(command, reference)
     assert expected
 
-    interrupted = 0
+    interrupted = mid_run = 0
     for index, delay in enumerate(crash_points(SEED, POINTS, span)):
         workdir = tmp_path / f"kill{index}"
         workdir.mkdir()
@@ -80,7 +88,10 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_records(
             command.setup(workdir)
         if kill_after(command, workdir, delay) is None:
             interrupted += 1
+            if command.progress and 0 < command.progress(workdir) < len(expected):
+                mid_run += 1
         resumed = run_once(command, workdir)
         assert resumed.returncode == 0, f"kill at {delay:.2f}s: {resumed.stderr}"
         assert records(command, workdir) == expected, f"kill at {delay:.2f}s"
     assert interrupted >= POINTS // 2  # most points really interrupted the command
+    assert command.progress is None or mid_run >= 2, f"only {mid_run} kills hit mid-run"
