@@ -5,6 +5,7 @@ finishes the remainder. Faults come from the bench mock server at rates up to 30
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -146,14 +147,16 @@ def _retry_gaps(server: Any) -> list[tuple[str, float]]:
     return gaps
 
 
-def _run_engine(tmp_path: Path, server: Any, name: str) -> int:
+def _run_engine(tmp_path: Path, server: Any, name: str, backoff_max_s: float = 1.0) -> int:
     cases = [Case.model_validate(make_case(f"{name}{i}")) for i in range(16)]
     request = RunRequest(
         cases=cases,
         conditions=[Condition("baseline", "openai:m")],
         trials=1,  # one request body per case, so a repeated body is a retry
-        # Backoff alone would wait ~0.01-0.02 s; only Retry-After can make it longer.
-        settings=RunSettings(retries=8, concurrency=8, backoff_initial_s=0.01, backoff_max_s=0.02),
+        # Backoff alone first waits ~0.01-0.04 s; only Retry-After can make that longer.
+        settings=RunSettings(
+            retries=8, concurrency=8, backoff_initial_s=0.01, backoff_max_s=backoff_max_s
+        ),
         options=ModelOptions(base_url=server.url, price=Price(1, 1)),
     )
     store = Store(tmp_path / f"{name}.db")
@@ -174,3 +177,15 @@ def test_retries_never_come_sooner_than_retry_after(tmp_path: Path, mock_server:
     bare = mock_server(rates={"429-no-retry-after": 0.3}, seed=3, retry_after=wait, record=True)
     assert _run_engine(tmp_path, bare, "nra") == 0
     assert min(gap for _, gap in _retry_gaps(bare)) < wait
+
+
+def test_retry_after_beyond_the_backoff_limit_is_an_error_not_a_stall(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    server = mock_server(rates={"429": 0.3}, seed=3, retry_after=30, record=True)
+    started = time.monotonic()
+    assert _run_engine(tmp_path, server, "long", backoff_max_s=1.0) == 3
+    assert time.monotonic() - started < 10
+    # Each rate-limited call was tried once and never sooner than asked: not retried at all.
+    assert _retry_gaps(server) == []
+    assert server.stats()["faults"]["429"] > 0

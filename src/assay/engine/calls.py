@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
 from assay.engine.budget import Budget, queue_spend
@@ -56,6 +57,25 @@ class _Backoff:
         return delay
 
 
+class _RetryAfterTooLong(stop_base):
+    """Stop retrying when the server asks for a longer wait than the backoff ever allows.
+
+    Retrying sooner would disobey the server and waiting could stall the run for hours;
+    the call is recorded as an error instead, and running the command again retries it.
+    """
+
+    def __init__(self, maximum: float) -> None:
+        self.maximum = maximum
+
+    def __call__(self, state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        return (
+            isinstance(exc, ModelError)
+            and exc.retry_after is not None
+            and exc.retry_after > self.maximum
+        )
+
+
 class Caller:
     """Makes model calls for one run; shared by all its workers.
 
@@ -81,6 +101,7 @@ class Caller:
         self.budget = budget
         self.retries = retries
         self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
+        self._too_long = _RetryAfterTooLong(backoff_max_s)
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._concurrency = concurrency
         self.calls = 0
@@ -121,7 +142,7 @@ class Caller:
     async def _with_retries(self, model: Model, request: Request) -> Response:
         limiter = self.limiter(model)
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries + 1),
+            stop=stop_after_attempt(self.retries + 1) | self._too_long,
             wait=self.backoff,
             retry=retry_if_exception(_retryable),
             reraise=True,
