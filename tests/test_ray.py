@@ -240,3 +240,22 @@ def test_ray_executor_matches_local_records(ray_cluster: dict[str, Any], tmp_pat
 def test_cluster_has_two_loopback_nodes(ray_cluster: dict[str, Any]) -> None:
     assert ray_cluster["nodes"] == ["127.0.0.1", "127.0.0.1"]
     assert ray_cluster["address"].startswith("127.0.0.1:")
+
+
+@pytest.mark.slow
+def test_ray_executor_under_provider_faults_matches_local(
+    ray_cluster: dict[str, Any], tmp_path: Path, mock_server: Any
+) -> None:
+    rates = {"429": 0.1, "500": 0.1, "truncated": 0.05, "reset": 0.05}
+    server = mock_server(rates=rates, seed=9, retry_after=0.01)
+    catalogue = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"f{i}") for i in range(10)])
+    common = ("--cases", catalogue, "--model", "openai:gpt-4o-mini", "--base-url", server.url,
+              "--trials", "2", "--retries", "10", "--json")  # fmt: skip
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local = assay_run(*common, "--output", local_out, "--store", tmp_path / "l.db")
+    assert local.returncode == 0, local.stderr
+    remote = assay_run(*common, "--executor", "ray", "--ray-address", ray_cluster["address"],
+                       "--output", ray_out, "--store", tmp_path / "r.db", env=ray_cluster["env"])  # fmt: skip
+    assert remote.returncode == 0, remote.stderr
+    assert sum(server.stats()["faults"].values()) > 0
+    assert content(ray_out) == content(local_out)
