@@ -2,7 +2,8 @@
 
 Loopback only. Latency and fault rates are configurable; faults are drawn from a seeded
 generator: 429 (with or without Retry-After), 500, timeouts (no reply in time), connection
-resets, truncated and non-JSON bodies.
+resets, truncated and non-JSON bodies, and `echo-auth` (a 401 whose body echoes the request's
+credentials, as some proxies do, to check that assay scrubs what it stores and prints).
 
     python bench/mock_server.py --latency 0.1 --rate-429 0.05 --rate-500 0.05
 
@@ -23,7 +24,16 @@ from typing import Any
 
 from aiohttp import web
 
-FAULTS = ("429", "429-no-retry-after", "500", "timeout", "reset", "truncated", "non-json")
+FAULTS = (
+    "429",
+    "429-no-retry-after",
+    "500",
+    "timeout",
+    "reset",
+    "truncated",
+    "non-json",
+    "echo-auth",
+)
 
 
 @dataclass
@@ -34,6 +44,7 @@ class ServerConfig:
     retry_after: float = 0.05
     timeout_sleep: float = 30.0
     judge_reply: str | None = None
+    record: bool = False  # keep a per-request log (arrival, reply time, body hash, fault)
 
 
 @dataclass
@@ -56,11 +67,13 @@ class MockServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.stats = Stats()
+        self.log: list[dict[str, Any]] = []
         self.random = random.Random(config.seed)
         self.app = web.Application()
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_post("/v1/messages", self.messages)
         self.app.router.add_get("/stats", self.get_stats)
+        self.app.router.add_get("/requests", self.get_requests)
         self.app.router.add_post("/reset", self.reset)
 
     def _fault(self) -> str | None:
@@ -75,6 +88,23 @@ class MockServer:
     async def _common(
         self, request: web.Request
     ) -> tuple[dict[str, Any], web.StreamResponse | None]:
+        arrived = time.perf_counter()
+        body, faulty, fault = await self._serve(request)
+        if self.config.record:
+            raw = json.dumps(body.get("messages"), sort_keys=True).encode()
+            self.log.append(
+                {
+                    "arrived": arrived,
+                    "replied": time.perf_counter(),
+                    "body": hashlib.sha256(raw).hexdigest()[:16],
+                    "fault": fault,
+                }
+            )
+        return body, faulty
+
+    async def _serve(
+        self, request: web.Request
+    ) -> tuple[dict[str, Any], web.StreamResponse | None, str | None]:
         now = time.perf_counter()
         self.stats.requests += 1
         if self.stats.first_request is None:
@@ -84,29 +114,42 @@ class MockServer:
             await asyncio.sleep(self.config.latency)
         fault = self._fault()
         if fault is None:
-            return body, None
+            return body, None, None
         self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
+        return body, await self._faulty(request, fault), fault
+
+    async def _faulty(self, request: web.Request, fault: str) -> web.StreamResponse:
         if fault == "429":
             headers = {"Retry-After": str(self.config.retry_after)}
-            return body, web.json_response(
+            return web.json_response(
                 {"error": {"message": "rate limited"}}, status=429, headers=headers
             )
         if fault == "429-no-retry-after":
-            return body, web.json_response({"error": {"message": "rate limited"}}, status=429)
+            return web.json_response({"error": {"message": "rate limited"}}, status=429)
         if fault == "500":
-            return body, web.json_response({"error": {"message": "internal error"}}, status=500)
+            return web.json_response({"error": {"message": "internal error"}}, status=500)
         if fault == "timeout":
             await asyncio.sleep(self.config.timeout_sleep)
-            return body, web.json_response({"error": {"message": "too late"}}, status=504)
+            return web.json_response({"error": {"message": "too late"}}, status=504)
         if fault == "reset":
             if request.transport is not None:
                 request.transport.abort()
-            return body, web.Response(status=500)
+            return web.Response(status=500)
         if fault == "truncated":
-            return body, web.Response(
+            return web.Response(
                 body=b'{"id": "x", "choices": [{"mess', content_type="application/json"
             )
-        return body, web.Response(text="<html>upstream error</html>", content_type="text/html")
+        if fault == "echo-auth":
+            credentials = " ".join(
+                f"{name}: {request.headers[name]}"
+                for name in ("Authorization", "x-api-key")
+                if name in request.headers
+            )
+            return web.json_response(
+                {"error": {"message": f"invalid credentials ({credentials})"}, "echo": credentials},
+                status=401,
+            )
+        return web.Response(text="<html>upstream error</html>", content_type="text/html")
 
     def _done(self) -> None:
         self.stats.replies += 1
@@ -163,8 +206,12 @@ class MockServer:
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response(asdict(self.stats))
 
+    async def get_requests(self, request: web.Request) -> web.Response:
+        return web.json_response(self.log)
+
     async def reset(self, request: web.Request) -> web.Response:
         self.stats = Stats()
+        self.log = []
         return web.json_response({"ok": True})
 
 

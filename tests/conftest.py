@@ -105,6 +105,13 @@ class MockServerThread:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats") as reply:
             return dict(json.load(reply))
 
+    def requests(self) -> list[dict[str, Any]]:
+        """The per-request log (needs `record=True`): arrival and reply times, body hash, fault."""
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/requests") as reply:
+            return list(json.load(reply))
+
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -169,7 +169,7 @@ def test_budget_is_never_exceeded_at_high_concurrency(cli, tmp_path: Path, mock_
         "--max-tokens",
         100,
         "--budget-usd",
-        "3",
+        "1",
         "--concurrency",
         64,
         "--trials",
@@ -185,7 +185,8 @@ def test_budget_is_never_exceeded_at_high_concurrency(cli, tmp_path: Path, mock_
     assert summary["stopped"] == "budget"
     trials = read_trials(out)
     spent = sum(t["cost_usd"] for t in trials)
-    assert 0 < spent <= 3.0
+    # Waiting reservations let the run use its budget: within one worst case (~$0.13) of it.
+    assert 1.0 - 0.13 < spent <= 1.0
     assert summary["spent_usd"] == pytest.approx(spent)
     assert server.stats()["requests"] == len(trials) < 200
 

@@ -17,6 +17,24 @@ from assay.errors import InputError
 M = TypeVar("M", bound=BaseModel)
 
 MAX_ERRORS = 200
+MAX_DEPTH = 64  # deeper values validate but cannot be serialised again (and are never real)
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (iterative: no recursion limit)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def read_text(path: Path) -> str:
@@ -53,6 +71,9 @@ def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
             continue
         if not isinstance(value, dict):
             yield number, f"expected a JSON object, got {type(value).__name__}"
+            continue
+        if nesting_depth(value) > MAX_DEPTH:
+            yield number, f"invalid record: nested more than {MAX_DEPTH} levels deep"
             continue
         yield number, value
 

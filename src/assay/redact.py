@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 _SECRET_NAME = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|AUTH)", re.IGNORECASE)
 _BEARER = re.compile(
     r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?|api[_-]?key[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9._\-]{8,})"
 )
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]+@")
 
 
 def secret_values() -> list[str]:
@@ -26,4 +28,16 @@ def scrub(text: str) -> str:
     for value in secret_values():
         text = text.replace(value, "[redacted]")
     text = _BEARER.sub(lambda m: m.group(1) + "[redacted]", text)
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + "[redacted]@", text)
     return _KEY_SHAPES.sub("[redacted]", text)
+
+
+def scrub_value(value: Any) -> Any:
+    """`scrub` every string inside a JSON-like value (dicts, lists), keys included."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub_value(k): scrub_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v) for v in value]
+    return value

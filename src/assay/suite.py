@@ -34,6 +34,8 @@ class RunSection(SuiteModel):
     allow_unmetered: bool = False
     base_url: str | None = None
     price: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
 
 class ConditionSection(SuiteModel):
@@ -212,6 +214,8 @@ def load_suite(path: Path) -> Suite:
         found = re.search(r"line (\d+)", str(exc))
         line = found.group(1) if found else "1"
         raise InputError(f"ERROR: {path}:{line}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"ERROR: {path}: invalid TOML: nested too deeply") from None
     try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:

@@ -26,6 +26,7 @@ from assay.cli import (  # noqa: F401  (commands register on import)
 )
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
+from assay.redact import scrub
 
 
 def main() -> None:
@@ -39,7 +40,7 @@ def main() -> None:
         sys.exit(getattr(exc, "exit_code", 2))
     except AssayError as exc:
         for message in getattr(exc, "messages", [str(exc)]):
-            sys.stderr.write(message + "\n")
+            sys.stderr.write(scrub(message) + "\n")
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("ERROR: interrupted; run the same command again to resume\n")

@@ -122,6 +122,7 @@ def report_result(result: RunResult, output: Path | None, store: Path, as_json: 
                 "calls": result.calls,
                 "cache_hits": result.cache_hits,
                 "spent_usd": round(result.spent_usd, 6),
+                "run_spent_usd": round(result.run_spent_usd, 6),
                 "stopped": result.stopped,
                 "output": str(output) if output else None,
                 "store": str(store),
@@ -133,13 +134,14 @@ def report_result(result: RunResult, output: Path | None, store: Path, as_json: 
         f"run {result.run_id}: {result.answered + result.resumed}/{result.total} trials answered"
         f" ({result.resumed} already in the store, {result.cache_hits} from the call cache),"
         f" {result.errored} errored, {result.not_run} not run; {result.calls} model calls,"
-        f" ${result.spent_usd:.4f} spent"
+        f" ${result.spent_usd:.4f} spent (${result.run_spent_usd:.4f} by this run in all)"
     )
     for line in result.errors:
         err(f"ERROR: trial {line}")
     if result.stopped == "budget":
         err(
-            "ERROR: the budget cannot cover another call; raise --budget-usd and run again to finish"
+            "ERROR: the budget cannot cover another call; it caps the whole run, across reruns:"
+            " raise --budget-usd and run again to finish"
         )
     elif result.exit_code:
         err("ERROR: some trials did not finish; run the same command again to retry just those")
@@ -236,6 +238,17 @@ def run(
         list[str] | None,
         typer.Option(help="KEY=VALUE: set a condition parameter for every condition."),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            metavar="local|ray",
+            help="Where model calls run: this process (local, default) or Ray tasks (ray).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join (HOST:PORT); without it --executor ray starts one."),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
@@ -284,6 +297,8 @@ def run(
         options=options,
         allow_unmetered=allow_unmetered,
         output=output,
+        executor=executor or section.executor,
+        ray_address=ray_address or section.ray_address,
     )
     if suite is not None:
         build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call

@@ -7,11 +7,13 @@ import dataclasses
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from assay.engine.budget import Budget
+from assay.engine.budget import Budget, queue_spend
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
+from assay.executors import Executor, LocalExecutor
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
@@ -55,8 +57,31 @@ class _Backoff:
         return delay
 
 
+class _RetryAfterTooLong(stop_base):
+    """Stop retrying when the server asks for a longer wait than the backoff ever allows.
+
+    Retrying sooner would disobey the server and waiting could stall the run for hours;
+    the call is recorded as an error instead, and running the command again retries it.
+    """
+
+    def __init__(self, maximum: float) -> None:
+        self.maximum = maximum
+
+    def __call__(self, state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        return (
+            isinstance(exc, ModelError)
+            and exc.retry_after is not None
+            and exc.retry_after > self.maximum
+        )
+
+
 class Caller:
-    """Makes model calls for one run; shared by all its workers."""
+    """Makes model calls for one run; shared by all its workers.
+
+    The executor only runs `generate` (here or on a Ray worker); cache, budget, retries and
+    concurrency stay with the caller, so results do not depend on where calls run.
+    """
 
     def __init__(
         self,
@@ -67,11 +92,16 @@ class Caller:
         retries: int = 4,
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 30.0,
+        executor: Executor | None = None,
+        ledger: str | None = None,
     ) -> None:
         self.store = store
+        self.executor: Executor = executor if executor is not None else LocalExecutor()
+        self.ledger = ledger  # a run id: real spend is recorded in the store under it
         self.budget = budget
         self.retries = retries
         self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
+        self._too_long = _RetryAfterTooLong(backoff_max_s)
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._concurrency = concurrency
         self.calls = 0
@@ -94,7 +124,7 @@ class Caller:
                 return Response(**hit)
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
-        if not self.budget.reserve(worst):
+        if not await self.budget.reserve_when_settled(worst):
             raise BudgetExhausted
         cost = 0.0
         try:
@@ -103,6 +133,8 @@ class Caller:
             cost = response.cost_usd or 0.0
         finally:
             self.budget.settle(worst, cost)
+            if cost and self.ledger is not None:
+                queue_spend(self.store, self.ledger, cost)
         if use_cache:
             self.store.queue_cache(key, dataclasses.asdict(response))
         return response
@@ -110,7 +142,7 @@ class Caller:
     async def _with_retries(self, model: Model, request: Request) -> Response:
         limiter = self.limiter(model)
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries + 1),
+            stop=stop_after_attempt(self.retries + 1) | self._too_long,
             wait=self.backoff,
             retry=retry_if_exception(_retryable),
             reraise=True,
@@ -121,7 +153,7 @@ class Caller:
                 self.calls += 1
                 try:
                     response = await asyncio.wait_for(
-                        model.generate(request), timeout=request.timeout_s
+                        self.executor.generate(model, request), timeout=request.timeout_s
                     )
                 except TimeoutError:
                     raise ModelError(

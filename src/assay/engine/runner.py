@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.engine.budget import Budget
+from assay.engine.budget import Budget, spent_so_far
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import WorkItem
 from assay.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.executors import Executor
 from assay.models.base import Message, Model, ModelError, Request, Response
 from assay.redact import scrub
 from assay.store import Store, now_iso
@@ -48,6 +49,7 @@ class RunResult:
     calls: int = 0
     cache_hits: int = 0
     spent_usd: float = 0.0
+    run_spent_usd: float = 0.0
     stopped: str | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -74,18 +76,24 @@ class Engine:
         settings: RunSettings,
         *,
         progress: Progress | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.store = store
         self.models = models
         self.settings = settings
         self.budget = Budget(settings.budget_usd)
+        slots = executor.slots if executor is not None else None
+        # Never more calls in flight than the executor can run at once: a call queued on a
+        # busy cluster would otherwise spend its timeout waiting for a slot.
+        self.concurrency = max(1, min(settings.concurrency, slots or settings.concurrency))
         self.caller = Caller(
             store,
             self.budget,
-            concurrency=settings.concurrency,
+            concurrency=self.concurrency,
             retries=settings.retries,
             backoff_initial_s=settings.backoff_initial_s,
             backoff_max_s=settings.backoff_max_s,
+            executor=executor,
         )
         self.progress = progress or (lambda ok: None)
         self._stop: str | None = None
@@ -93,13 +101,15 @@ class Engine:
     async def run(self, run_id: str, items: Iterable[WorkItem], total: int) -> RunResult:
         """Produce every item not already answered in this run; flush as it goes."""
         result = RunResult(run_id=run_id, total=total)
+        earlier = self.budget.spent = spent_so_far(self.store, run_id)
+        self.caller.ledger = run_id
         done = self.store.answered_keys(run_id)
         pending = self._skip_answered(items, done, result)
         flusher = asyncio.create_task(self._flush_periodically())
         try:
             workers = [
                 asyncio.create_task(self._worker(pending, run_id, result))
-                for _ in range(max(1, self.settings.concurrency))
+                for _ in range(self.concurrency)
             ]
             await asyncio.gather(*workers)
         finally:
@@ -107,7 +117,8 @@ class Engine:
             self.store.flush()
         result.calls = self.caller.calls
         result.cache_hits = self.caller.cache_hits
-        result.spent_usd = self.budget.spent
+        result.spent_usd = self.budget.spent - earlier
+        result.run_spent_usd = self.budget.spent
         result.stopped = self._stop
         result.not_run = total - result.answered - result.errored - result.resumed
         return result

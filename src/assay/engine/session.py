@@ -11,10 +11,12 @@ from pathlib import Path
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.errors import InputError
+from assay.executors import create_executor
 from assay.jsonl import write_jsonl
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
 from assay.records import Case
+from assay.redact import scrub_value
 from assay.store import Store
 
 
@@ -29,6 +31,8 @@ class RunRequest:
     options: ModelOptions
     allow_unmetered: bool = False
     output: Path | None = None
+    executor: str = "local"
+    ray_address: str | None = None
 
 
 def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict[str, Model]:
@@ -67,6 +71,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         raise InputError(f"ERROR: conditions: duplicate condition names in {names}")
     models = build_models(request.conditions, request.options)
     check_metered(models, request.allow_unmetered)
+    executor = create_executor(request.executor, request.options, address=request.ray_address)
     identities = {c.name: models[c.name].identity() for c in request.conditions}
     params = {
         "max_tokens": request.settings.max_tokens,
@@ -75,20 +80,22 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
     store.save_run(
         run_id,
-        {
-            "conditions": [
-                {"name": c.name, "model": c.model, "skill_sha256": c.skill_sha256}
-                for c in request.conditions
-            ],
-            "identities": identities,
-            "trials": request.trials,
-            "cases": len(request.cases),
-            **params,
-        },
+        scrub_value(
+            {
+                "conditions": [
+                    {"name": c.name, "model": c.model, "skill_sha256": c.skill_sha256}
+                    for c in request.conditions
+                ],
+                "identities": identities,
+                "trials": request.trials,
+                "cases": len(request.cases),
+                **params,
+            }
+        ),
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
-    engine = Engine(store, models, request.settings, progress=progress)
+    engine = Engine(store, models, request.settings, progress=progress, executor=executor)
 
     async def go() -> RunResult:
         try:
@@ -96,6 +103,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         finally:
             for model in {id(m): m for m in models.values()}.values():
                 await model.aclose()
+            await executor.aclose()
 
     try:
         return asyncio.run(go())

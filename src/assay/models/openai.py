@@ -107,7 +107,7 @@ class OpenAIModel:
         return self._parse(raw)
 
     def _http_error(self, status: int, raw: bytes, retry_after: float | None) -> ModelError:
-        detail = scrub(raw[:DETAIL_LIMIT].decode("utf-8", "replace"))
+        detail = scrub(raw[: 2 * DETAIL_LIMIT].decode("utf-8", "replace"))[:DETAIL_LIMIT]
         message = f"HTTP {status}"
         try:
             error = json.loads(raw).get("error", {})
@@ -133,7 +133,7 @@ class OpenAIModel:
             input_tokens = int(usage.get("prompt_tokens") or 0)
             output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            detail = scrub(raw[:DETAIL_LIMIT].decode("utf-8", "replace"))
+            detail = scrub(raw[: 2 * DETAIL_LIMIT].decode("utf-8", "replace"))[:DETAIL_LIMIT]
             raise ModelError("malformed response body", retryable=True, detail=detail) from None
         cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(

@@ -1,0 +1,97 @@
+"""Crash safety: SIGKILL a command at random points; running it again completes to exactly
+the records an uninterrupted run produces (by key and content, timings aside).
+
+COMMANDS lists what is checked; `assay judge` joins by adding its Command entry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from reliability_support import (
+    Command,
+    crash_points,
+    kill_after,
+    records,
+    run_once,
+    stored_rows,
+)
+
+from conftest import make_case, write_jsonl
+
+SEED = 20261129
+POINTS = 10
+CASES = 24
+
+
+@pytest.fixture(scope="module")
+def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("catalogue")
+    rows = [make_case(f"c{i}") for i in range(CASES)]
+    rows.append(make_case("multi", turns=["and then?", "finally?"]))
+    return write_jsonl(folder / "cases.jsonl", rows)
+
+
+def run_command(catalogue: Path) -> Command:
+    """`assay run` on the mock model: some latency, some injected failures, retried."""
+    # fmt: off
+    return Command(
+        name="run",
+        argv=lambda wd: [
+            "run",
+            "--cases",
+            str(catalogue),
+            "--model",
+            "mock:answer,latency=0.02,fail=0.1",
+            "--trials",
+            "2",
+            "--concurrency",
+            "4",
+            "--retries",
+            "10",
+            "--output",
+            str(wd / "out.jsonl"),
+            "--store",
+            str(wd / "store.db"),
+        ],
+        output="out.jsonl",
+        progress=lambda wd: stored_rows(wd / "store.db", "trials"),
+    )
+    # fmt: on
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factory", [run_command], ids=["run"])
+def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_records(
+    factory: Callable[[Path], Command], catalogue: Path, tmp_path: Path
+) -> None:
+    command = factory(catalogue)
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    if command.setup:
+        command.setup(reference)
+    started = time.monotonic()
+    done = run_once(command, reference)
+    span = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    expected = records(command, reference)
+    assert expected
+
+    interrupted = mid_run = 0
+    for index, delay in enumerate(crash_points(SEED, POINTS, span)):
+        workdir = tmp_path / f"kill{index}"
+        workdir.mkdir()
+        if command.setup:
+            command.setup(workdir)
+        if kill_after(command, workdir, delay) is None:
+            interrupted += 1
+            if command.progress and 0 < command.progress(workdir) < len(expected):
+                mid_run += 1
+        resumed = run_once(command, workdir)
+        assert resumed.returncode == 0, f"kill at {delay:.2f}s: {resumed.stderr}"
+        assert records(command, workdir) == expected, f"kill at {delay:.2f}s"
+    assert interrupted >= POINTS // 2  # most points really interrupted the command
+    assert command.progress is None or mid_run >= 2, f"only {mid_run} kills hit mid-run"
