@@ -7,7 +7,6 @@ import sys
 import typer
 
 from assay.cli import (  # noqa: F401  (commands register on import)
-from assay.cli import (  # noqa: F401  (commands register on import)
     bias,
     calibrate,
     demo,
@@ -22,7 +21,6 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     score,
     validate,
     winrate,
-)
 )
 from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
