@@ -192,7 +192,8 @@ def run(
         typer.Option("--model", "--runner", help=f"Model spec (default {DEFAULT_MODEL})."),
     ] = None,
     condition: Annotated[
-        list[str] | None, typer.Option(help="Run only this condition (repeatable).")
+        list[str] | None,
+        typer.Option(metavar="NAME", help="Run only this condition (repeatable)."),
     ] = None,
     condition_skill: Annotated[
         Path | None,
@@ -236,7 +237,7 @@ def run(
     ] = None,
     param: Annotated[
         list[str] | None,
-        typer.Option(help="KEY=VALUE: set a condition parameter for every condition."),
+        typer.Option(metavar="KEY=VALUE", help="Set a condition parameter for every condition."),
     ] = None,
     executor: Annotated[
         str | None,
@@ -249,6 +250,10 @@ def run(
         str | None,
         typer.Option(help="Ray cluster to join (HOST:PORT); without it --executor ray starts one."),
     ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for a suite's outputs (default: the suite's `output`)."),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
@@ -260,6 +265,8 @@ def run(
     still wins when the run is incomplete."""
     suite = load_suite(suite_file) if suite_file is not None else None
     if suite is not None:
+        if out_dir is not None:
+            suite.output = str(out_dir.resolve())
         catalogue = load_cases(cases or suite.path(suite.cases))
         if model is not None:
             suite.model = model

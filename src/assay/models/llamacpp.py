@@ -9,6 +9,7 @@ worker thread, so the event loop stays free.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import threading
 from pathlib import Path
@@ -24,6 +25,13 @@ QUALITY_NOTE = (
     "made with the embedded Gemma 3 270M, a tiny model that runs the pipeline offline; "
     "its answers say nothing about quality"
 )
+
+
+def _drop_log(level: int, text: bytes, data: ctypes.c_void_p) -> None:
+    """A llama.cpp log callback that drops every message."""
+
+
+_QUIET = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)(_drop_log)
 
 
 def models_dir() -> Path:
@@ -66,7 +74,9 @@ class LlamaCppModel:
 
     def _load(self) -> Any:
         if self._llama is None:
-            from llama_cpp import Llama
+            from llama_cpp import Llama, llama_log_set
+
+            llama_log_set(_QUIET, ctypes.c_void_p())  # llama.cpp logs to stderr otherwise
 
             self._llama = Llama(
                 model_path=str(self.path),
