@@ -37,7 +37,7 @@ CASES = 24
 def run_args(cases: Path, server: Any, out: Path, store: Path, *extra: Any) -> list[Any]:
     return [
         "run", "--cases", cases, "--model", "openai:gpt-4o-mini", "--base-url", server.url,
-        "--trials", 2, "--concurrency", 8, "--timeout", "0.3",
+        "--trials", 2, "--concurrency", 8, "--timeout", "1.5",
         "--output", out, "--store", store, "--json", *extra,
     ]  # fmt: skip
 
@@ -64,7 +64,7 @@ def check_records(trials: list[dict[str, Any]], total: int) -> dict[Any, dict[st
 def test_faults_end_recorded_and_reruns_finish(
     cli: Any, tmp_path: Path, mock_server: Any, rates: dict[str, float]
 ) -> None:
-    server = mock_server(rates=rates, seed=11, retry_after=0.01, timeout_sleep=1.0)
+    server = mock_server(rates=rates, seed=11, retry_after=0.01, timeout_sleep=4.0)
     cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(CASES)])
     out, store = tmp_path / "t.jsonl", tmp_path / "s.db"
     total = CASES * 2
@@ -104,7 +104,7 @@ def test_faults_end_recorded_and_reruns_finish(
 def test_budget_holds_under_faults_and_across_reruns(
     cli: Any, tmp_path: Path, mock_server: Any
 ) -> None:
-    server = mock_server(rates=ALL_FAULTS, seed=5, retry_after=0.01, timeout_sleep=1.0)
+    server = mock_server(rates=ALL_FAULTS, seed=5, retry_after=0.01, timeout_sleep=4.0)
     cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(40)])
     out, store = tmp_path / "t.jsonl", tmp_path / "s.db"
     # Worst case per call ≈ (prompt bytes + 16) + 50 output tokens at $1000/M: about $0.08;

@@ -157,8 +157,12 @@ def chain_after_run(
     from assay.pipeline import gate_exit_code, run_chain
     from assay.records import Trial
 
-    if "baseline" not in {c.name for c in request.conditions}:
-        err("note: the suite has no baseline condition, so nothing is compared or gated")
+    names = {c.name for c in request.conditions}
+    if "baseline" not in names or len(names) < 2:
+        err("note: the suite has no baseline and candidate to compare, so nothing is gated")
+        return result.exit_code
+    if not suite.scoring.scorers and not suite.judge.judges:
+        err("note: the suite names no scorers and no judges, so nothing is scored or gated")
         return result.exit_code
     handle = Store(store)
     try:
