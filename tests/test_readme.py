@@ -1,0 +1,45 @@
+"""The README's tour runs as written (offline, on mock models)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tour_commands() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## A tour") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block, "the tour has a bash block"
+    joined = block.group(1).replace("\\\n", " ")
+    return [shlex.split(line) for line in joined.splitlines() if line.strip()]
+
+
+def test_the_tour_runs_as_written(tmp_path: Path) -> None:
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    commands = tour_commands()
+    assert len(commands) >= 8
+    env = {**os.environ, "NO_COLOR": "1"}
+    for argv in commands:
+        assert argv[0] == "assay", argv
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *argv[1:]],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        # 0 = done / gate passed, 1 = the gate's verdict; never a usage error or incomplete run.
+        assert done.returncode in (0, 1), (argv, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr, (argv, done.stderr)
+    for made in (
+        "trials.jsonl",
+        "scores.jsonl",
+        "comparisons.jsonl",
+        "report/report.md",
+        "support-report/report.json",
+    ):
+        assert (tmp_path / made).is_file(), made
