@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from assay.reports import charts
 from assay.reports.model import CalibrationMatrix, Report
+from assay.reports.svg import SVG_NS, XLINK_NS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -74,6 +75,14 @@ def _row_totals(matrix: CalibrationMatrix) -> list[int]:
     return [sum(row) for row in matrix.matrix]
 
 
+def inline_svg(svg: str) -> Markup:
+    """A chart for an HTML page: the HTML parser puts `<svg>` (and `xlink:href`) in their
+    namespaces itself, so the namespace declarations go and no URL is left in the file."""
+    for declaration in (f' xmlns="{SVG_NS}"', f' xmlns:xlink="{XLINK_NS}"'):
+        svg = svg.replace(declaration, "", 1)
+    return Markup(svg)
+
+
 def render_html(report: Report) -> str:
     css = stylesheet()
     chart_svgs = {
@@ -88,6 +97,6 @@ def render_html(report: Report) -> str:
         r=report,
         css=Markup(css),
         csp=content_security_policy(css),
-        charts={k: Markup(v) if v else None for k, v in chart_svgs.items()},
+        charts={k: inline_svg(v) if v else None for k, v in chart_svgs.items()},
         row_totals=_row_totals,
     )
