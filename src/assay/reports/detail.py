@@ -3,7 +3,7 @@ calibration confusion matrices, and the drill-down of the cases that matter most
 
 Each section is bounded so a report over thousands of trials stays small: the length
 series keeps at most `MAX_POINTS` points per condition (evenly sampled), the drill-down
-keeps `limit` cases (blocking findings first, then the largest regressions) and cuts each
+keeps `limit` cases (the candidate's blocking findings first, then the worst regressions) and cuts each
 response at `MAX_RESPONSE` characters.
 """
 
@@ -179,8 +179,9 @@ def drilldown(
 ) -> tuple[list[CaseDetail], int]:
     """The `limit` cases most worth reading, and how many cases they were chosen from.
 
-    Cases where the candidate has a blocking finding come first, then every other case by
-    weighted delta, most negative first (blocked baselines first among equals)."""
+    First the cases where the candidate has a blocking finding, then the regressions of
+    the weighted score (worst first), the cases only the baseline blocked, the improvements
+    (largest first), and last the unchanged cases."""
     candidate = analysis.candidate
     conditions = list(dict.fromkeys((BASELINE, candidate)))
     rows: dict[Key, ScoredTrial] = {}
@@ -199,9 +200,17 @@ def drilldown(
     blocked = {k[0] for k, r in rows.items() if r.blocker}
     blocked_candidate = {k[0] for k, r in rows.items() if r.blocker and k[2] == candidate}
 
-    def priority(case_id: str) -> tuple[bool, float, bool, str]:
-        delta = deltas.get(case_id, math.inf)
-        return (case_id not in blocked_candidate, delta, case_id not in blocked, case_id)
+    def priority(case_id: str) -> tuple[int, float, str]:
+        delta = deltas.get(case_id)
+        if case_id in blocked_candidate:
+            return (0, delta if delta is not None else 0.0, case_id)
+        if delta is not None and delta < -TIE:
+            return (1, delta, case_id)
+        if case_id in blocked:
+            return (2, -(delta or 0.0), case_id)
+        if delta is not None and delta > TIE:
+            return (3, -delta, case_id)
+        return (4, 0.0, case_id)
 
     chosen = sorted(numbers, key=priority)[: max(limit, 0)]
     verdicts: dict[str, list[Comparison]] = defaultdict(list)
