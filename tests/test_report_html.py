@@ -298,3 +298,32 @@ def test_suite_run_writes_html(cli: Any, tmp_path: Path) -> None:
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert 'class="verdict pass"' in html and html.count('<details class="case"') == 3
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_hostile_condition_and_metric_names_in_charts(cli: Any, tmp_path: Path) -> None:
+    """Names reach matplotlib labels: no mathtext error, no markup, escaped in the SVG."""
+    name = "new<b>$x$"
+    rows = []
+    for i in range(4):
+        for condition, value in (("baseline", 2.0), (name, 4.0 if i else 1.0)):
+            rows.append(
+                {
+                    "case_id": f"c{i}",
+                    "trial": 1,
+                    "condition": condition,
+                    **dict.fromkeys(METRICS, value),
+                    "odd$metric<i>": value,
+                    "evidence": {"quote": "<script>x</script>", "criteria": ["met"]},
+                }
+            )
+    scores = write_jsonl(tmp_path / "scores.jsonl", rows)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", scores, "--candidate", name, "--format", "html", "--out", out
+    )
+    assert result.code in (0, 1), result.stderr
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<b>" not in html and "<i>" not in html and "<script>" not in html
+    assert "new&lt;b&gt;$x$" in html and "odd$metric&lt;i&gt;" in html
+    assert "{&#34;criteria&#34;: [&#34;met&#34;], &#34;quote&#34;: &#34;&lt;script&gt;" in html
+    assert html.count("<svg") == 2  # deltas and win/tie/loss; no trials, no lengths
