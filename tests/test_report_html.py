@@ -327,3 +327,45 @@ def test_hostile_condition_and_metric_names_in_charts(cli: Any, tmp_path: Path) 
     assert "new&lt;b&gt;$x$" in html and "odd$metric&lt;i&gt;" in html
     assert "{&#34;criteria&#34;: [&#34;met&#34;], &#34;quote&#34;: &#34;&lt;script&gt;" in html
     assert html.count("<svg") == 2  # deltas and win/tie/loss; no trials, no lengths
+
+
+def test_structure_sections_in_order_and_navigation_resolves(clean_report: str) -> None:
+    page = Page(clean_report)
+    sections = [attrs.get("id") for tag, attrs in page.tags if tag == "section"]
+    assert sections == [
+        None,  # the verdict, inside the header
+        "deltas",
+        "wins",
+        "lengths",
+        "calibration",
+        "gate",
+        "breakdown",
+        "cases",
+    ]
+    anchors = [a["href"] for a in page.named("a") if a.get("href")]
+    assert anchors and {h[1:] for h in anchors} <= {s for s in sections if s}
+    headings = re.findall(r"<h3>([^<]+)</h3>", clean_report)
+    breakdown = ["Conditions", "Worst regressions", "Blocking findings", "By risk"]
+    assert headings[: len(breakdown)] == breakdown
+    assert clean_report.count("<details") == clean_report.count("</details>") == 6
+
+
+def test_length_series_is_sampled_past_its_limit(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.reports import detail
+
+    monkeypatch.setattr(detail, "MAX_POINTS", 5)
+    files = run_files(tmp_path)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", files["scores"], "--trials", files["trials"],
+        "--format", "json,html", "--out", out,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    lengths = json.loads((out / "report.json").read_text(encoding="utf-8"))["lengths"]
+    assert [(s["condition"], s["trials"], len(s["points"])) for s in lengths] == [
+        ("baseline", 12, 5),
+        ("candidate", 12, 5),
+    ]
+    assert "12 scored trials (5 plotted)" in (out / "report.html").read_text(encoding="utf-8")
