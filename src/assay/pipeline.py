@@ -11,14 +11,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.jsonl import atomic_writer, load_records, write_jsonl
 from assay.records import Case, Comparison, ScoreRow, Trial
-from assay.reports.build import build_report
+from assay.reports.build import DRILLDOWN, build_report
 from assay.reports.model import Report
 from assay.reports.render import write_reports
 from assay.scorers import Scorer
@@ -33,9 +33,12 @@ from assay.scoring.deterministic import (
     threshold_checks,
 )
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.scoring.table import BASELINE, ScoredTrial, metric_errors
+from assay.scoring.table import BASELINE, ScoredTrial, evidence_text, metric_errors
 from assay.store import Store
 from assay.suite import GateSection, Suite, Threshold
+
+if TYPE_CHECKING:
+    from assay.stats.agreement import DimensionResult
 
 
 @dataclass(slots=True)
@@ -88,6 +91,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             blocker=s.blocker,
             source=s.source,
             notes=s.notes,
+            evidence=evidence_text(s),
         )
         for s in scores
     ]
@@ -140,6 +144,8 @@ def evaluate(
     comparisons: Sequence[Comparison] = (),
     title: str = "assay report",
     worst: int = 10,
+    calibration: Mapping[str, DimensionResult] | None = None,
+    cases_shown: int = DRILLDOWN,
 ) -> Evaluation:
     """Run the deterministic scorers, merge with judged rows, gate, and build the report."""
     results = run_scorers(scorers, cases or {}, trials, documents) if scorers else []
@@ -170,6 +176,8 @@ def evaluate(
         comparisons=comparisons,
         worst=worst,
         notes=notes,
+        calibration=calibration,
+        cases_shown=cases_shown,
     )
     return Evaluation(analysis=analysis, results=results, report=report, notes=notes)
 
@@ -237,6 +245,7 @@ def run_chain(
         comparisons=judged.comparisons,
         title=suite.report.title or suite.name,
         worst=suite.report.worst,
+        cases_shown=suite.report.drilldown,
     )
     write_jsonl(out / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
     write_jsonl(out / "deterministic.jsonl", [r.as_json() for r in evaluation.results])

@@ -129,7 +129,7 @@ class ScoringSection(SuiteModel):
 
 
 RiskName = Literal["low", "medium", "high"]
-ReportFormat = Literal["md", "json", "junit"]
+ReportFormat = Literal["md", "json", "junit", "html"]
 
 
 def _default_risk_margins() -> dict[RiskName, float]:
@@ -161,10 +161,12 @@ class GateSection(SuiteModel):
 
 
 class ReportSection(SuiteModel):
-    """[report]: which files the run writes and how many worst regressions they list."""
+    """[report]: which files the run writes, how many worst regressions they list, and how
+    many cases the HTML report's drill-down shows."""
 
     formats: list[ReportFormat] = Field(default_factory=_default_formats)
     worst: int = Field(default=10, ge=0)
+    drilldown: int = Field(default=20, ge=0)
     title: str | None = None
 
 

@@ -1,9 +1,10 @@
-"""`assay report`: write report.md, report.json and report.junit.xml from stored outputs."""
+"""`assay report`: write report.md, report.json, report.junit.xml and report.html from
+stored outputs."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -14,6 +15,7 @@ from assay.errors import InputError
 from assay.jsonl import load_records
 from assay.pipeline import evaluate, gate_exit_code
 from assay.records import Comparison, Trial
+from assay.reports.build import DRILLDOWN
 from assay.reports.render import write_reports
 from assay.scoring.deterministic import build_scorers
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
@@ -21,14 +23,19 @@ from assay.scoring.table import BASELINE, check_pairing, load_scores
 from assay.store import DEFAULT_STORE, Store
 from assay.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
 
-FORMATS = ("md", "json", "junit")
+if TYPE_CHECKING:
+    from assay.stats.agreement import DimensionResult
+
+FORMATS = ("md", "json", "junit", "html")
 
 
 def parse_formats(text: str) -> list[str]:
     names = [f.strip() for f in text.split(",") if f.strip()]
     unknown = [f for f in names if f not in FORMATS]
     if unknown or not names:
-        raise InputError(f"ERROR: --format: {', '.join(unknown) or text!r}: use md, json, junit")
+        raise InputError(
+            f"ERROR: --format: {', '.join(unknown) or text!r}: use md, json, junit, html"
+        )
     return names
 
 
@@ -44,6 +51,19 @@ def load_trials(trials: Path | None, run_id: str | None, store: Path) -> list[Tr
         return [Trial.model_validate(r) for r in handle.trial_records(run_id)]
     finally:
         handle.close()
+
+
+def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
+    """`assay calibrate`'s agreement figures on the labels (default thresholds), for the
+    report's confusion matrices."""
+    from assay.records import Label
+    from assay.stats.agreement import Thresholds, calibrate
+    from assay.stats.inputs import load_fast
+
+    records = load_fast(path, Label)
+    if not records:
+        raise InputError(f"ERROR: {path}: no labels in the file")
+    return calibrate(path, records, Thresholds())
 
 
 @app.command()
@@ -71,8 +91,23 @@ def report(
         typer.Option(help="A suite file: scorers, thresholds, weights, gate and report settings."),
     ] = None,
     output_format: Annotated[
-        str, typer.Option("--format", help="Comma-separated: md, json, junit.")
+        str, typer.Option("--format", help="Comma-separated: md, json, junit, html.")
     ] = "md,json,junit",
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Human and judge labels (JSONL, as for assay calibrate): adds each judge's"
+            " confusion matrix."
+        ),
+    ] = None,
+    drilldown: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Cases in the per-case drill-down, blockers and worst regressions first"
+            " (default: the suite's [report] drilldown, else 20).",
+        ),
+    ] = None,
     gate: Annotated[
         Literal["seed", "stats"] | None, typer.Option(help="Gate mode (default stats).")
     ] = None,
@@ -82,8 +117,8 @@ def report(
     weights: Annotated[str | None, typer.Option(help="METRIC=W,... (normalised).")] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store (for --run).")] = DEFAULT_STORE,
 ) -> None:
-    """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML.
-    Exit 0 when the gate passes, 1 otherwise, 2 on bad input."""
+    """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML,
+    and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input."""
     formats = parse_formats(output_format)
     if trials is not None and run_id is not None:
         raise InputError("ERROR: --trials and --run: give one of them")
@@ -122,6 +157,7 @@ def report(
     if entries and trial_rows and catalogue is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     pairs = [c for _, c in load_records(comparisons, Comparison)] if comparisons else []
+    calibration = calibrate_labels(labels) if labels is not None else None
     evaluation = evaluate(
         cases=catalogue,
         trials=trial_rows,
@@ -135,6 +171,10 @@ def report(
         comparisons=pairs,
         title=(loaded.report.title or loaded.name) if loaded else "assay report",
         worst=loaded.report.worst if loaded else 10,
+        calibration=calibration,
+        cases_shown=drilldown
+        if drilldown is not None
+        else (loaded.report.drilldown if loaded else DRILLDOWN),
     )
     for path in write_reports(evaluation.report, out_dir, formats):
         out(f"wrote {path}")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from assay.analyze.compare import WEIGHTED, case_means
 from assay.records import Case, Comparison, Trial
+from assay.reports.detail import calibration_matrices, drilldown, length_series, win_tie_loss
 from assay.reports.model import (
     Blocker,
     CaseCheck,
@@ -27,6 +29,11 @@ from assay.scoring.analysis import Analysis
 from assay.scoring.deterministic import TrialResult, aggregates, case_metric_means, threshold_misses
 from assay.scoring.table import BASELINE
 from assay.suite import Threshold
+
+if TYPE_CHECKING:
+    from assay.stats.agreement import DimensionResult
+
+DRILLDOWN = 20
 
 
 def _r(value: float | None) -> float | None:
@@ -185,8 +192,13 @@ def build_report(
     comparisons: Sequence[Comparison] = (),
     worst: int = 10,
     notes: Sequence[str] = (),
+    calibration: Mapping[str, DimensionResult] | None = None,
+    cases_shown: int = DRILLDOWN,
 ) -> Report:
-    """Assemble the report, verdict first; the renderers add nothing but layout."""
+    """Assemble the report, verdict first; the renderers add nothing but layout.
+
+    `calibration` is `assay calibrate`'s result on labels, for the confusion matrices;
+    `cases_shown` bounds the per-case drill-down."""
     gate = analysis.gate
     cases = analysis.cases
     all_notes = list(notes) + list(analysis.notes)
@@ -197,6 +209,8 @@ def build_report(
         counts = trial_counts.setdefault(trial.condition, [0, 0])
         counts[0] += 1
         counts[1] += trial.error is not None
+    by_key = {(t.case_id, t.trial, t.condition): t for t in trials}
+    details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
     return Report(
         title=title,
         baseline=BASELINE,
@@ -264,5 +278,10 @@ def build_report(
             TrialCounts(condition=c, trials=n, errored=e) for c, (n, e) in trial_counts.items()
         ],
         pairwise=_pairwise(comparisons),
+        win_tie_loss=win_tie_loss(analysis),
+        lengths=length_series(analysis, by_key),
+        calibration=calibration_matrices(calibration) if calibration else [],
+        drilldown=details,
+        drilldown_of=detail_pool,
         notes=all_notes,
     )

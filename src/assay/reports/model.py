@@ -1,4 +1,4 @@
-"""The report's data model: every renderer (Markdown, JSON, JUnit, later HTML) reads this.
+"""The report's data model: every renderer (Markdown, JSON, JUnit, HTML) reads this.
 
 `assay schema report` prints its JSON Schema; `report.json` is exactly `Report` dumped.
 """
@@ -122,6 +122,102 @@ class PairwiseRow(ReportModel):
     inconsistent: int
 
 
+class WinTieLoss(ReportModel):
+    """Cases where a condition beat, tied or lost to baseline on one metric (case means)."""
+
+    condition: str
+    metric: str
+    wins: int
+    ties: int
+    losses: int
+
+
+class LengthSeries(ReportModel):
+    """Response length (characters) against the trial's weighted score, for one condition.
+
+    `points` are [length, score] pairs, at most a fixed number, evenly sampled when there
+    are more; `rho` is Spearman's correlation over all `trials`."""
+
+    condition: str
+    trials: int
+    rho: float | None
+    points: list[tuple[int, float]]
+
+
+class CalibrationMatrix(ReportModel):
+    """One judge against the human reference on one labelled dimension (`assay calibrate`)."""
+
+    dimension: str
+    judge: str
+    kind: str
+    n: int
+    kappa: float | None
+    weighted_kappa: float | None
+    verdict: str
+    reasons: list[str]
+    labels: list[str]
+    matrix: list[list[int]] = Field(description="rows: human reference; columns: judge")
+
+
+class TrialView(ReportModel):
+    """One condition's answer to one trial of a case, for the drill-down."""
+
+    condition: str
+    response: str | None = Field(description="None when the trials were not given")
+    length: int | None = Field(description="characters of the full response")
+    truncated: bool = False
+    error: str | None = None
+    kind: str | None = None
+    score: float | None = Field(default=None, description="the trial's weighted score")
+    metrics: dict[str, float] = Field(default_factory=dict)
+    blocker: bool = False
+
+
+class Evidence(ReportModel):
+    """What a judge, reviewer or check said about one trial."""
+
+    condition: str
+    trial: int
+    source: str | None
+    blocker: bool
+    notes: str | None
+    evidence: str | None
+    findings: list[str] = Field(default_factory=list)
+
+
+class PairVerdict(ReportModel):
+    """A pairwise judge's verdict on one trial of a case."""
+
+    trial: int
+    a: str
+    b: str
+    judge: str | None
+    verdict: str
+    confidence: float | None
+    consistent: bool | None
+
+
+class TrialPair(ReportModel):
+    trial: int
+    baseline: TrialView | None
+    candidate: TrialView | None
+
+
+class CaseDetail(ReportModel):
+    """A case in the drill-down: the two conditions' responses side by side, and evidence."""
+
+    case_id: str
+    category: str | None
+    risk: str | None
+    prompt: str | None
+    criteria: list[str]
+    delta: float | None = Field(description="candidate − baseline weighted score (case means)")
+    blocker: bool
+    trials: list[TrialPair]
+    evidence: list[Evidence]
+    verdicts: list[PairVerdict]
+
+
 class Report(ReportModel):
     """Everything a report shows, verdict first."""
 
@@ -146,4 +242,9 @@ class Report(ReportModel):
     scorers: list[ScorerSummary] = Field(default_factory=list)
     trials: list[TrialCounts] = Field(default_factory=list)
     pairwise: list[PairwiseRow] = Field(default_factory=list)
+    win_tie_loss: list[WinTieLoss] = Field(default_factory=list)
+    lengths: list[LengthSeries] = Field(default_factory=list)
+    calibration: list[CalibrationMatrix] = Field(default_factory=list)
+    drilldown: list[CaseDetail] = Field(default_factory=list)
+    drilldown_of: int = Field(default=0, description="cases the drill-down was chosen from")
     notes: list[str] = Field(default_factory=list)

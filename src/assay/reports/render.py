@@ -1,4 +1,4 @@
-"""Renderers of the report model: Markdown (jinja2), JSON, JUnit XML; written atomically."""
+"""Renderers of the report model: Markdown (jinja2), JSON, JUnit XML, HTML; written atomically."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ from assay.jsonl import atomic_writer
 from assay.reports.model import Report
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-FILES = {"md": "report.md", "json": "report.json", "junit": "report.junit.xml"}
+FILES = {
+    "md": "report.md",
+    "json": "report.json",
+    "junit": "report.junit.xml",
+    "html": "report.html",
+}
 
 
 def _num(value: float | None) -> str:
@@ -87,7 +92,19 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-RENDERERS = {"md": render_markdown, "json": render_json, "junit": render_junit}
+def render_html(report: Report) -> str:
+    """The self-contained HTML page (`assay.reports.html`; matplotlib loads only here)."""
+    from assay.reports.html import render_html as render
+
+    return render(report)
+
+
+RENDERERS = {
+    "md": render_markdown,
+    "json": render_json,
+    "junit": render_junit,
+    "html": render_html,
+}
 
 
 def write_reports(report: Report, out_dir: Path, formats: Sequence[str]) -> list[Path]:

@@ -32,10 +32,26 @@ class ScoredTrial:
     source: str | None = None
     notes: str | None = None
     findings: list[str] = field(default_factory=list)
+    evidence: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.case_id, self.trial)
+
+
+def evidence_text(row: ScoreRow) -> str | None:
+    """A score row's `evidence` and `justification` as plain text (lists one per line,
+    objects as JSON), or None when it has neither."""
+    parts: list[str] = []
+    for value in (row.evidence, row.justification):
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(str(item) for item in value)
+        elif isinstance(value, dict):
+            parts.append(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    text = "\n".join(p for p in parts if p.strip())
+    return text or None
 
 
 def metric_errors(
@@ -129,6 +145,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
                 line=line,
                 source=record.source,
                 notes=record.notes,
+                evidence=evidence_text(record),
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]
