@@ -12,7 +12,7 @@ from assay.cli.app import app
 from assay.cli.output import out
 from assay.errors import InputError
 from assay.jsonl import load_records
-from assay.pipeline import evaluate, gate_exit_code
+from assay.pipeline import calibration_store, evaluate, gate_exit_code
 from assay.records import Comparison, Trial
 from assay.reports.render import write_reports
 from assay.scoring.deterministic import build_scorers
@@ -122,20 +122,26 @@ def report(
     if entries and trial_rows and catalogue is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     pairs = [c for _, c in load_records(comparisons, Comparison)] if comparisons else []
-    evaluation = evaluate(
-        cases=catalogue,
-        trials=trial_rows,
-        judged=judged,
-        scorers=build_scorers(entries),
-        thresholds=loaded.scoring.thresholds if loaded else {},
-        config=config,
-        candidate=name,
-        weights=weight_map,
-        scale=scale,
-        comparisons=pairs,
-        title=(loaded.report.title or loaded.name) if loaded else "assay report",
-        worst=loaded.report.worst if loaded else 10,
-    )
+    calibrations = calibration_store(config, store)
+    try:
+        evaluation = evaluate(
+            cases=catalogue,
+            trials=trial_rows,
+            judged=judged,
+            scorers=build_scorers(entries),
+            thresholds=loaded.scoring.thresholds if loaded else {},
+            config=config,
+            candidate=name,
+            weights=weight_map,
+            scale=scale,
+            comparisons=pairs,
+            title=(loaded.report.title or loaded.name) if loaded else "assay report",
+            worst=loaded.report.worst if loaded else 10,
+            store=calibrations,
+        )
+    finally:
+        if calibrations is not None:
+            calibrations.close()
     for path in write_reports(evaluation.report, out_dir, formats):
         out(f"wrote {path}")
     gate_result = evaluation.analysis.gate

@@ -32,6 +32,7 @@ class ScoredTrial:
     source: str | None = None
     notes: str | None = None
     findings: list[str] = field(default_factory=list)
+    judge_prompt_sha256: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -129,6 +130,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
                 line=line,
                 source=record.source,
                 notes=record.notes,
+                judge_prompt_sha256=record.judge_prompt_sha256,
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]
