@@ -189,8 +189,12 @@ def test_uncalibrated_judge_cannot_gate_until_calibrated(cli: Any, tmp_path: Pat
     verdict = calibrated.json()["dimensions"]["correctness"]["judges"]["judge:mock:fair"]
     assert verdict["verdict"] == "PASS"
 
-    again = cli("run", suite, "--store", store)
+    again = cli("run", suite, "--store", store, "--json")
     assert again.code == 0, again.stdout + again.stderr
+    # The suite chain recorded its judge rows for `assay history` under the run id.
+    history = cli("history", "--store", store, "--json").json()["judges"]
+    runs = history[f"judge:mock:fair@{template_sha256('direct')[:12]}"]["runs"]
+    assert again.json()["run_id"] in {r["run_id"] for r in runs}
     gate = gate_of(tmp_path)
     (check,) = [c for c in gate["checks"] if c["name"] == "calibration:judge:mock:fair"]
     assert check["status"] == "pass" and gate["verdict"] == "PASS", gate

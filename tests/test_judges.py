@@ -488,8 +488,6 @@ def test_embedded_model_as_judge_end_to_end(tmp_path: Path) -> None:
         assert call["text"].lstrip().startswith("{")
         if call["output_tokens"] < 160:
             json.loads(call["text"])
-        else:
-            assert not summary["judged"]
 
 
 def test_judging_a_run_from_the_store(cli: Any, tmp_path: Path) -> None:

@@ -154,7 +154,8 @@ class GateSection(SuiteModel):
     require_calibrated_judge: bool = False
     """Judge scores gate only when every judge configuration (`judge:<model>` + prompt hash)
     that produced them has a passing `assay calibrate` result in the store; otherwise the
-    verdict is INCONCLUSIVE (exit 1), naming the judge and what its calibration lacks."""
+    verdict is INCONCLUSIVE (exit 1), naming the judge and what its calibration lacks.
+    Pairwise comparisons go to the report and do not gate, so it does not apply to them."""
     calibration_dimensions: list[str] | None = None
     """Dimensions a judge's calibration must PASS (default: every one it was calibrated on)."""
 

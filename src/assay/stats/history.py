@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS judge_scores (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_scores_by_source ON judge_scores (source, prompt_sha256, id);
+CREATE INDEX IF NOT EXISTS judge_scores_by_trial
+    ON judge_scores (run_id, source, prompt_sha256, case_id, trial, condition);
 """
 
 
