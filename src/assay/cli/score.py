@@ -11,8 +11,6 @@ from assay.cases import load_cases
 from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
-from assay.gate import calibration_checks
-from assay.pipeline import calibration_store
 from assay.scoring.analysis import Analysis, analyse, join_cases
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.scoring.table import BASELINE, check_pairing, load_scores
@@ -111,6 +109,9 @@ def score(
     check_pairing(rows, [BASELINE, name], scores)
     case_path = cases or suite_cases(loaded)
     index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
+    from assay.gate import calibration_checks
+    from assay.pipeline import calibration_store
+
     calibrations = calibration_store(config, store)
     try:
         checks = calibration_checks(config, rows, calibrations)
