@@ -203,6 +203,8 @@ def judge(
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
     )
+    if labels is not None and labels.resolve() == output.resolve():
+        raise InputError("ERROR: --labels: must be another file than --output")
     catalogue = load_cases(cases)
     handle = Store(store)
     try:
@@ -212,8 +214,6 @@ def judge(
         expected = len(records) if config.mode == "direct" else len(records) // 2
         with progress(expected, "judged") as tick:
             result = run_judging(records, catalogue, config, handle, tick)
-        if labels is not None and labels.resolve() == output.resolve():
-            raise InputError("ERROR: --labels: must be another file than --output")
         write_jsonl(output, result.rows)
         if labels is not None:
             made = (

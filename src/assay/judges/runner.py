@@ -533,7 +533,13 @@ class Session:
 
     # -- screening (cascade tier 1) -----------------------------------------------------
     async def screen(self, item: JudgeItem) -> dict[str, Any] | None:
-        """The screen's record when it settles the item, else None (go to the full judge)."""
+        """The screen's record when it settles the item, else None (go to the full judge).
+
+        Direct mode: one call to the screen judge with the `screen` template, which asks for
+        the rubric scores (evidence first) and a 0-1 adequacy; an item at or above the
+        threshold without a blocker keeps those scores, so screen-tier rows are Score rows
+        like any other. Pairwise: one two-order pass, settled when consistent and confident.
+        """
         spec = self.config.screen
         assert spec is not None
         threshold = self.config.screen_threshold
