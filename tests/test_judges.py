@@ -464,11 +464,30 @@ def test_embedded_model_as_judge_end_to_end(tmp_path: Path) -> None:
     assert done.returncode in (0, 3), done.stderr[-2000:]
     summary = json.loads(done.stdout)
     assert summary["judged"] + summary["failed"] == 1
-    if summary["judged"]:
-        Comparison.model_validate(rows(out)[0])
-    else:
-        (raw,) = sqlite3.connect(store).execute("SELECT raw FROM judgments").fetchone()
-        assert json.loads(raw)
+    db = sqlite3.connect(store)
+    (status, error, raw) = db.execute("SELECT status, error, raw FROM judgments").fetchone()
+    replies = json.loads(raw)
+    assert replies and all(isinstance(r, str) for r in replies)
+    if summary["judged"]:  # it parsed: a full Comparison with provenance
+        assert done.returncode == 0 and status == "ok" and error is None
+        (record,) = rows(out)
+        comparison = Comparison.model_validate(record)
+        assert (
+            comparison.verdict in ("a", "b", "tie") and comparison.judge == "llamacpp:gemma-3-270m"
+        )
+        assert sorted(p.order for p in comparison.passes) == ["ab", "ba"]
+        assert record["judge_prompt_sha256"] and record["tier"] == "judge"
+    else:  # a judge error: no row, the raw replies and the reason kept
+        assert done.returncode == 3 and status == "error" and error and rows(out) == []
+    # The llama.cpp grammar (json_schema -> response_format) holds the reply to the schema:
+    # JSON from the first character; a reply that ended before max_tokens is complete JSON
+    # (only a reply cut at the limit may not be; test_llamacpp checks a short schema ends).
+    calls = [json.loads(r) for (r,) in db.execute("SELECT response FROM call_cache")]
+    assert calls
+    for call in calls:
+        assert call["text"].lstrip().startswith("{")
+        if call["output_tokens"] < 160:
+            json.loads(call["text"])
 
 
 def test_judging_a_run_from_the_store(cli: Any, tmp_path: Path) -> None:

@@ -55,3 +55,41 @@ def test_missing_gguf_is_an_input_error(cli, cases_file: Path, tmp_path: Path) -
         tmp_path / "s.db",
     )
     assert result.code == 2 and "no GGUF file" in result.stderr
+
+
+def test_json_schema_becomes_a_grammar_that_ends_the_reply() -> None:
+    """`Request.json_schema` goes to llama.cpp as a grammar: the reply is the schema's JSON
+    from its first character and stops when the object closes, well before max_tokens."""
+    import asyncio
+
+    from assay.models.base import Message, Request, Response
+    from assay.models.registry import ModelOptions, create_model
+
+    schema = {
+        "title": "check",
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": ["yes", "no"]},
+            "score": {"type": "integer", "enum": [1, 2, 3]},
+        },
+        "required": ["verdict", "score"],
+        "additionalProperties": False,
+    }
+    model = create_model("llamacpp:gemma-3-270m", ModelOptions())
+    request = Request(
+        messages=[Message("user", "Tell me a long story about the sea, then rate it.")],
+        max_tokens=64,
+        json_schema=schema,
+    )
+
+    async def ask() -> Response:
+        try:
+            return await model.generate(request)
+        finally:
+            await model.aclose()
+
+    response = asyncio.run(ask())
+    reply = json.loads(response.text)
+    assert set(reply) == {"verdict", "score"}
+    assert reply["verdict"] in ("yes", "no") and reply["score"] in (1, 2, 3)
+    assert response.output_tokens < 64

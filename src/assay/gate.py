@@ -13,7 +13,9 @@ guarded margins also apply within each risk tier (low 0.2, medium 0.1, high 0.0 
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
 it: n ≈ (z·sd / distance of the mean from the bound)², from the observed per-case spread.
 
-Both modes add `failures` from outside (the deterministic per-case thresholds) as FAILs.
+Both modes add `failures` from outside (the deterministic per-case thresholds) as FAILs, and
+with `require_calibrated_judge` an INCONCLUSIVE check for every judge configuration whose
+scores feed the gate without a passing calibration (`calibration_checks`).
 Numbers within 1e-9 of each other are equal.
 """
 
@@ -30,6 +32,7 @@ import numpy as np
 from assay.analyze.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.scoring.rubric import TOLERANCE
 from assay.scoring.table import BASELINE, ScoredTrial
+from assay.store import Store
 from assay.suite import GateSection
 
 Status = Literal["pass", "fail", "inconclusive", "skipped"]
@@ -343,3 +346,41 @@ def decide(
         result.notes.append("no baseline to compare with: only blockers and thresholds gate")
     result.checks.extend(failures)
     return result
+
+
+def judge_configurations(rows: Sequence[ScoredTrial]) -> list[tuple[str, str | None]]:
+    """The judge configurations behind judge-sourced rows: (`judge:<model>`, prompt hash)."""
+    found = {
+        (r.source, r.judge_prompt_sha256 or None)
+        for r in rows
+        if r.source and r.source.startswith("judge:")
+    }
+    return sorted(found, key=lambda c: (c[0], c[1] or ""))
+
+
+def calibration_checks(
+    config: GateSection, rows: Sequence[ScoredTrial], store: Store | None
+) -> list[Check]:
+    """`require_calibrated_judge`: one check per judge configuration whose scores feed the gate.
+
+    A configuration without a passing calibration (`assay calibrate`, stored per rater and
+    prompt hash) makes the gate INCONCLUSIVE — its scores are not evidence yet, so the release
+    is neither passed nor blamed on them; exit 1 all the same. No store: nothing is calibrated.
+    """
+    if not config.require_calibrated_judge:
+        return []
+    from assay.stats.calibration_store import require_calibrated_judge
+
+    checks = []
+    for rater, sha in judge_configurations(rows):
+        shown = rater + (f" (prompt {sha[:12]})" if sha else "")
+        if store is None:
+            problems = [f"judge {shown}: no run store to read its calibration from"]
+        else:
+            problems = require_calibrated_judge(store, rater, sha, config.calibration_dimensions)
+        if problems:
+            reason = "require_calibrated_judge: " + "; ".join(problems)
+            checks.append(Check(f"calibration:{rater}", "inconclusive", reason))
+        else:
+            checks.append(Check(f"calibration:{rater}", "pass", f"judge {shown} is calibrated"))
+    return checks

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from assay.gate import calibration_checks
 from assay.jsonl import atomic_writer, load_records, write_jsonl
 from assay.records import Case, Comparison, ScoreRow, Trial
 from assay.reports.build import DRILLDOWN, build_report
@@ -64,7 +65,7 @@ def judge_trials(
     if config.mode == "pairwise":
         comparisons = [Comparison.model_validate(r) for r in result.rows]
         return Judged(comparisons=comparisons, exit_code=result.exit_code)
-    scores = [ScoreRow.model_validate(r) for r in result.rows if r.get("tier") != "screen"]
+    scores = [ScoreRow.model_validate(r) for r in result.rows]
     return Judged(scores=scores, exit_code=result.exit_code)
 
 
@@ -92,6 +93,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             source=s.source,
             notes=s.notes,
             evidence=evidence_text(s),
+            judge_prompt_sha256=s.judge_prompt_sha256,
         )
         for s in scores
     ]
@@ -146,8 +148,12 @@ def evaluate(
     worst: int = 10,
     calibration: Mapping[str, DimensionResult] | None = None,
     cases_shown: int = DRILLDOWN,
+    store: Store | None = None,
 ) -> Evaluation:
-    """Run the deterministic scorers, merge with judged rows, gate, and build the report."""
+    """Run the deterministic scorers, merge with judged rows, gate, and build the report.
+
+    `store` is where judge calibrations are read when the gate has `require_calibrated_judge`.
+    """
     results = run_scorers(scorers, cases or {}, trials, documents) if scorers else []
     deterministic = scored_trials(results, scorers, trials) if scorers else []
     rows = merge_rows(judged, deterministic)
@@ -164,7 +170,10 @@ def evaluate(
         config,
         candidate=candidate,
         cases=dict(cases) if cases is not None else None,
-        failures=threshold_checks(results, thresholds, candidate),
+        failures=[
+            *threshold_checks(results, thresholds, candidate),
+            *calibration_checks(config, judged, store),
+        ],
     )
     report = build_report(
         analysis,
@@ -246,6 +255,7 @@ def run_chain(
         title=suite.report.title or suite.name,
         worst=suite.report.worst,
         cases_shown=suite.report.drilldown,
+        store=store,
     )
     write_jsonl(out / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
     write_jsonl(out / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
@@ -256,6 +266,14 @@ def run_chain(
     write_summary(out / "summary.json", evaluation.analysis.as_json())
     write_reports(evaluation.report, out, suite.report.formats)
     return evaluation, out, judged.exit_code
+
+
+def calibration_store(config: GateSection, path: Path) -> Store | None:
+    """The store to read judge calibrations from when the gate requires calibrated judges
+    (None otherwise, or when there is no store: then no judge counts as calibrated)."""
+    if not config.require_calibrated_judge or not path.exists():
+        return None
+    return Store(path)
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

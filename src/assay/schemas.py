@@ -1,4 +1,5 @@
-"""JSON Schemas of every record assay reads or writes (`assay schema NAME`)."""
+"""JSON Schemas of every record assay reads or writes, and of the JSON summaries its
+commands print (`assay schema NAME`; see `assay.output_schemas`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay.judges.rubric import Rubric
+from assay.output_schemas import OUTPUTS
 from assay.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.reports.model import Report
 
@@ -18,6 +20,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "label": Label,
     "rubric": Rubric,
     "report": Report,
+    **OUTPUTS,
 }
 
 

@@ -141,7 +141,8 @@ def _default_formats() -> list[ReportFormat]:
 
 
 class GateSection(SuiteModel):
-    """[gate]: the release gate's mode, candidate, guarded metrics and risk-tier margins."""
+    """[gate]: the release gate's mode, candidate, guarded metrics and risk-tier margins, and
+    whether judge scores may gate only from calibrated judges (`require_calibrated_judge`)."""
 
     mode: Literal["stats", "seed"] = "stats"
     candidate: str = Field(default="candidate", min_length=1)
@@ -150,6 +151,13 @@ class GateSection(SuiteModel):
     resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     level: float = Field(default=0.95, gt=0.5, lt=1.0)
     seed: int = 20_240_611
+    require_calibrated_judge: bool = False
+    """Judge scores gate only when every judge configuration (`judge:<model>` + prompt hash)
+    that produced them has a passing `assay calibrate` result in the store; otherwise the
+    verdict is INCONCLUSIVE (exit 1), naming the judge and what its calibration lacks.
+    Pairwise comparisons go to the report and do not gate, so it does not apply to them."""
+    calibration_dimensions: list[str] | None = None
+    """Dimensions a judge's calibration must PASS (default: every one it was calibrated on)."""
 
     @field_validator("guard", "risk_margins")
     @classmethod

@@ -13,6 +13,7 @@ from assay.cli.output import err, out, print_json, progress
 from assay.errors import InputError
 from assay.jsonl import load_records, write_jsonl
 from assay.judges import JudgeConfig, JudgeResult, load_rubric, run_judging
+from assay.judges.labels import direct_labels, pairwise_labels
 from assay.judges.runner import family_warnings
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
@@ -158,9 +159,23 @@ def judge(
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per call.")] = 120.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries per call.")] = 4,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the verdicts as Labels (rater judge:MODEL, prompt_sha256) for"
+            " `assay calibrate`, next to the humans' from `assay review export --labels`."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
-    """Judge trials; exit 0 when every item was judged, 3 when some failed (resumable)."""
+    """Judge trials; exit 0 when every item was judged, 3 when some failed (resumable).
+
+    Direct mode writes Score rows (one number per rubric criterion) and records them in the
+    store's judge_scores table under the trials' run id, for `assay history`. With --screen
+    (the cascade) the cheap judge scores the rubric and gives a 0-1 adequacy in one call:
+    responses at or above --screen-threshold without a blocker keep the screen's scores
+    (tier "screen", so every row feeds `assay score` alike); the rest go to the full judge
+    (tier "judge", or "review" when still doubtful). Pairwise mode writes Comparisons."""
     if mode not in ("direct", "pairwise"):
         raise InputError(f"ERROR: --mode: expected direct or pairwise, got {mode!r}")
     if scale not in ("1-3", "1-5", "1-10"):
@@ -188,6 +203,8 @@ def judge(
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
     )
+    if labels is not None and labels.resolve() == output.resolve():
+        raise InputError("ERROR: --labels: must be another file than --output")
     catalogue = load_cases(cases)
     handle = Store(store)
     try:
@@ -198,6 +215,13 @@ def judge(
         with progress(expected, "judged") as tick:
             result = run_judging(records, catalogue, config, handle, tick)
         write_jsonl(output, result.rows)
+        if labels is not None:
+            made = (
+                direct_labels(result.rows, result.criteria)
+                if config.mode == "direct"
+                else pairwise_labels(result.rows)
+            )
+            write_jsonl(labels, [x.model_dump(mode="json") for x in made])
     finally:
         handle.close()
     data = summary(result, config, output, store)

@@ -13,7 +13,7 @@ from assay.cli.app import app
 from assay.cli.output import out
 from assay.errors import InputError
 from assay.jsonl import load_records
-from assay.pipeline import evaluate, gate_exit_code
+from assay.pipeline import calibration_store, evaluate, gate_exit_code
 from assay.records import Comparison, Trial
 from assay.reports.build import DRILLDOWN
 from assay.reports.render import write_reports
@@ -158,24 +158,30 @@ def report(
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     pairs = [c for _, c in load_records(comparisons, Comparison)] if comparisons else []
     calibration = calibrate_labels(labels) if labels is not None else None
-    evaluation = evaluate(
-        cases=catalogue,
-        trials=trial_rows,
-        judged=judged,
-        scorers=build_scorers(entries),
-        thresholds=loaded.scoring.thresholds if loaded else {},
-        config=config,
-        candidate=name,
-        weights=weight_map,
-        scale=scale,
-        comparisons=pairs,
-        title=(loaded.report.title or loaded.name) if loaded else "assay report",
-        worst=loaded.report.worst if loaded else 10,
-        calibration=calibration,
-        cases_shown=drilldown
-        if drilldown is not None
-        else (loaded.report.drilldown if loaded else DRILLDOWN),
-    )
+    calibrations = calibration_store(config, store)
+    try:
+        evaluation = evaluate(
+            cases=catalogue,
+            trials=trial_rows,
+            judged=judged,
+            scorers=build_scorers(entries),
+            thresholds=loaded.scoring.thresholds if loaded else {},
+            config=config,
+            candidate=name,
+            weights=weight_map,
+            scale=scale,
+            comparisons=pairs,
+            title=(loaded.report.title or loaded.name) if loaded else "assay report",
+            worst=loaded.report.worst if loaded else 10,
+            calibration=calibration,
+            cases_shown=drilldown
+            if drilldown is not None
+            else (loaded.report.drilldown if loaded else DRILLDOWN),
+            store=calibrations,
+        )
+    finally:
+        if calibrations is not None:
+            calibrations.close()
     for path in write_reports(evaluation.report, out_dir, formats):
         out(f"wrote {path}")
     gate_result = evaluation.analysis.gate

@@ -16,7 +16,9 @@ from assay.schemas import SCHEMAS, schema_of
 def schema(
     name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")],
 ) -> None:
-    """Print the JSON Schema of a record (case, trial, score, comparison, label, ...)."""
+    """Print the JSON Schema of a record (case, trial, score, comparison, label, rubric, report)
+    or of a command's JSON output (run-summary, judge-summary, summary, calibration, bias,
+    winrate, rank, history)."""
     if name not in SCHEMAS:
         raise InputError(f"ERROR: schema {name!r}: unknown (known: {', '.join(SCHEMAS)})")
     print_json(schema_of(name))

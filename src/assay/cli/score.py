@@ -14,6 +14,7 @@ from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.scoring.analysis import Analysis, analyse, join_cases
 from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.scoring.table import BASELINE, check_pairing, load_scores
+from assay.store import DEFAULT_STORE
 from assay.suite import GateSection, Suite, load_suite, suite_cases
 
 
@@ -78,6 +79,12 @@ def score(
         Path | None,
         typer.Option(help="A suite file: weights, scale, gate settings and its case catalogue."),
     ] = None,
+    store: Annotated[
+        Path,
+        typer.Option(
+            help="The run store judge calibrations are read from (require_calibrated_judge)."
+        ),
+    ] = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
@@ -102,7 +109,16 @@ def score(
     check_pairing(rows, [BASELINE, name], scores)
     case_path = cases or suite_cases(loaded)
     index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
-    analysis = analyse(rows, rubric, config, candidate=name, cases=index)
+    from assay.gate import calibration_checks
+    from assay.pipeline import calibration_store
+
+    calibrations = calibration_store(config, store)
+    try:
+        checks = calibration_checks(config, rows, calibrations)
+    finally:
+        if calibrations is not None:
+            calibrations.close()
+    analysis = analyse(rows, rubric, config, candidate=name, cases=index, failures=checks)
     if output_format == "table" and not json_output:
         for line in table_lines(analysis):
             out(line)

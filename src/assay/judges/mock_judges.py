@@ -139,7 +139,8 @@ def judge_behaviour(
             return json.dumps(_pairwise(request, pairwise))
         if title == "screen_judgement":
             text = framed_responses(_first_user(request)).get("response", "")
-            return json.dumps({"reason": "scripted", "adequacy": round(quality(text, request), 4)})
+            adequacy = round(quality(text, request), 4)
+            return json.dumps({**_direct(request, quality), "adequacy": adequacy})
         if title == "rubric":
             return json.dumps(_rubric(request))
         if title == "claim_support":

@@ -39,7 +39,7 @@ from assay.judges.verdicts import (
 )
 from assay.models.base import Message, Model, ModelError, Request
 from assay.models.registry import ModelOptions, create_model
-from assay.records import Case, Trial
+from assay.records import Case, ScoreRow, Trial
 from assay.redact import scrub
 from assay.store import Store, now_iso
 from assay.suite import Suite
@@ -132,6 +132,7 @@ class JudgeResult:
     alpha: dict[str, float | None] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -339,10 +340,13 @@ class Session:
         """What the judge sees of a response: anonymised, frame tags defused."""
         return neutralise(anonymise(text))
 
-    async def direct_one(self, spec: str, item: JudgeItem) -> dict[str, Any]:
+    async def direct_one(
+        self, spec: str, item: JudgeItem, template: Literal["direct", "screen"] = "direct"
+    ) -> dict[str, Any]:
+        """One judge's rubric scores for a trial; the `screen` template adds `adequacy`."""
         response = self.shown(item.trials[0].response)
         prompt = render(
-            "direct",
+            template,
             **case_values(item.case),
             response=response,
             criteria=[c.model_dump() for c in self.criteria],
@@ -353,12 +357,14 @@ class Session:
             if self.config.rubric
             else [],
         )
-        schema = direct_schema(self.names, self.low, self.high)
+        screening = template == "screen"
+        schema = (screen_schema if screening else direct_schema)(self.names, self.low, self.high)
+        parse_reply = parse_screen if screening else parse_direct
         reply, raw = await self.ask(
             spec,
             prompt,
             schema,
-            lambda t: parse_direct(t, self.names, self.low, self.high),
+            lambda t: parse_reply(t, self.names, self.low, self.high),
             item.case,
         )
         quotes = sum(
@@ -366,6 +372,7 @@ class Session:
         )
         return {
             "judge": spec,
+            "adequacy": getattr(reply, "adequacy", None),
             "scores": {n: reply.scores[n].score for n in self.names},
             "evidence": {n: reply.scores[n].evidence for n in self.names},
             "justification": {n: reply.scores[n].justification for n in self.names},
@@ -526,7 +533,13 @@ class Session:
 
     # -- screening (cascade tier 1) -----------------------------------------------------
     async def screen(self, item: JudgeItem) -> dict[str, Any] | None:
-        """The screen's record when it settles the item, else None (go to the full judge)."""
+        """The screen's record when it settles the item, else None (go to the full judge).
+
+        Direct mode: one call to the screen judge with the `screen` template, which asks for
+        the rubric scores (evidence first) and a 0-1 adequacy; an item at or above the
+        threshold without a blocker keeps those scores, so screen-tier rows are Score rows
+        like any other. Pairwise: one two-order pass, settled when consistent and confident.
+        """
         spec = self.config.screen
         assert spec is not None
         threshold = self.config.screen_threshold
@@ -538,23 +551,14 @@ class Session:
                 record = self.pairwise_record(item, [one])
                 record["adequacy"] = one["confidence"]
                 return record
-            trial = item.trials[0]
-            prompt = render("screen", **case_values(item.case), response=self.shown(trial.response))
-            reply, _ = await self.ask(spec, prompt, screen_schema(), parse_screen, item.case)
+            one = await self.direct_one(spec, item, "screen")
         except JudgeFailure:
             return None
-        if reply.adequacy < threshold:
-            return None
-        return {
-            "case_id": trial.case_id,
-            "trial": trial.trial,
-            "condition": trial.condition,
-            "adequacy": reply.adequacy,
-            "blocker": False,
-            "notes": reply.reason or None,
-            "source": f"judge:{spec}",
-            "confidence": round(min(agg.CAP, reply.adequacy), 4),
-        }
+        if one["adequacy"] < threshold or one["blocker"]:
+            return None  # doubtful, or a blocking finding: the full judge decides
+        record = self.direct_record(item, [one])
+        record["adequacy"] = one["adequacy"]
+        return record
 
     def screen_calls_per_item(self) -> int:
         return 2 if self.config.mode == "pairwise" else 1
@@ -723,6 +727,7 @@ def run_judging(
     )
     result.total = len(items)
     session = Session(config, store, models, criteria, scale)
+    result.criteria = list(session.names)
     by_case: dict[str, list[int]] = {}
     for item in items:
         by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
@@ -776,7 +781,35 @@ def run_judging(
     result.not_run = result.total - result.judged - result.resumed - result.failed
     result.rows = [records[i.key] for i in items if i.key in records]
     _summarise(result, session, config)
+    if config.mode == "direct":
+        record_history(store, [i.trials[0] for i in items if i.key in records], result.rows)
     return result
+
+
+def record_history(store: Store, trials: Sequence[Trial], rows: Sequence[dict[str, Any]]) -> None:
+    """Record direct Score rows in the store's `judge_scores` table for `assay history`.
+
+    Each row goes under its trial's `run_id`; trials without one (a file written by another
+    tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
+    re-recording replaces rows, so resuming never counts a row twice.
+    """
+    from assay.stats.history import save_score_rows
+
+    if not rows:
+        return
+    fallback = (
+        "trials-"
+        + sha256_json(
+            sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
+        )[:12]
+    )
+    by_run: dict[str, list[ScoreRow]] = {}
+    lengths: dict[tuple[str, int, str], int] = {}
+    for trial, row in zip(trials, rows, strict=True):
+        by_run.setdefault(trial.run_id or fallback, []).append(ScoreRow.model_validate(row))
+        lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
+    for run_id, run_rows in by_run.items():
+        save_score_rows(store, run_id, run_rows, lengths)
 
 
 def _label(item: JudgeItem) -> str:

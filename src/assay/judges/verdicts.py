@@ -55,8 +55,9 @@ class PairwiseReply(Reply):
     justification: Prose
 
 
-class ScreenReply(Reply):
-    reason: Prose
+class ScreenReply(DirectReply):
+    """The cascade's screen: a full direct judgement plus the 0–1 adequacy, in one call."""
+
     adequacy: Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -116,12 +117,14 @@ def pairwise_schema(criteria: list[str]) -> dict[str, Any]:
     )
 
 
-def screen_schema() -> dict[str, Any]:
-    """A short reason, then the 0–1 adequacy."""
-    return _object(
-        "screen_judgement",
-        {"reason": _string(TEXT_CHARS), "adequacy": {"type": "number", "minimum": 0, "maximum": 1}},
-    )
+def screen_schema(criteria: list[str], low: int, high: int) -> dict[str, Any]:
+    """The direct judgement (scores with evidence, blocker, improvement), then the adequacy."""
+    direct = direct_schema(criteria, low, high)
+    properties = {
+        **direct["properties"],
+        "adequacy": {"type": "number", "minimum": 0, "maximum": 1},
+    }
+    return _object("screen_judgement", properties)
 
 
 def extract_json(text: str) -> Any:
@@ -155,15 +158,7 @@ def _validate(model: type[Reply], text: str) -> Any:
 def parse_direct(text: str, criteria: list[str], low: int, high: int) -> DirectReply:
     """A direct-scoring reply with every criterion scored inside the scale."""
     reply: DirectReply = _validate(DirectReply, text)
-    missing = [c for c in criteria if c not in reply.scores]
-    if missing:
-        raise ReplyError(f"scores: missing criteria {missing}")
-    extra = [c for c in reply.scores if c not in criteria]
-    if extra:
-        raise ReplyError(f"scores: unknown criteria {extra}")
-    for name, item in reply.scores.items():
-        if not low <= item.score <= high:
-            raise ReplyError(f"scores.{name}.score: {item.score} is outside {low}..{high}")
+    _check_scores(reply, criteria, low, high)
     return reply
 
 
@@ -177,6 +172,20 @@ def parse_pairwise(text: str, criteria: list[str]) -> PairwiseReply:
     return reply
 
 
-def parse_screen(text: str) -> ScreenReply:
+def _check_scores(reply: DirectReply, criteria: list[str], low: int, high: int) -> None:
+    missing = [c for c in criteria if c not in reply.scores]
+    if missing:
+        raise ReplyError(f"scores: missing criteria {missing}")
+    extra = [c for c in reply.scores if c not in criteria]
+    if extra:
+        raise ReplyError(f"scores: unknown criteria {extra}")
+    for name, item in reply.scores.items():
+        if not low <= item.score <= high:
+            raise ReplyError(f"scores.{name}.score: {item.score} is outside {low}..{high}")
+
+
+def parse_screen(text: str, criteria: list[str], low: int, high: int) -> ScreenReply:
+    """A screen reply: every criterion scored inside the scale, and the adequacy."""
     reply: ScreenReply = _validate(ScreenReply, text)
+    _check_scores(reply, criteria, low, high)
     return reply

@@ -10,23 +10,11 @@ from typing import Literal
 from pydantic import BaseModel
 
 from assay.jsonl import write_jsonl
+from assay.raters import human_rater, item_id, pair_item_id
 from assay.records import Comparison, Label, Pass, ScoreRow
 from assay.review.storage import Answer
 
-
-def rater_id(reviewer: str) -> str:
-    """The `source` / `rater` / `judge` value of a human reviewer."""
-    return f"human:{reviewer}"
-
-
-def item_id(case_id: str, trial: int, condition: str) -> str:
-    """The calibration item one response is: `CASE:TRIAL:CONDITION`."""
-    return f"{case_id}:{trial}:{condition}"
-
-
-def pair_item_id(case_id: str, trial: int, a: str, b: str) -> str:
-    """The calibration item one pairwise comparison is: `CASE:TRIAL:A|B`."""
-    return f"{case_id}:{trial}:{a}|{b}"
+rater_id = human_rater  # names shared with `assay judge --labels` (see assay.raters)
 
 
 def score_rows(answers: Sequence[Answer]) -> list[ScoreRow]:

@@ -33,6 +33,7 @@ class ScoredTrial:
     notes: str | None = None
     findings: list[str] = field(default_factory=list)
     evidence: str | None = None
+    judge_prompt_sha256: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -146,6 +147,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
                 source=record.source,
                 notes=record.notes,
                 evidence=evidence_text(record),
+                judge_prompt_sha256=record.judge_prompt_sha256,
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]

@@ -1,9 +1,12 @@
 """Judge monitoring over the run store: agreement with human spot checks, drift, length bias.
 
 What it reads (all in the SQLite store):
-- `judge_scores` (this module's table): one score row per line, as `assay history --add-scores`
-  (or `save_score_rows`) recorded it: `run_id`, `source` (`judge:<model>` or `human:<id>`),
-  `prompt_sha256` (from the row's extra field of that name, '' when absent), the trial key, the
+- `judge_scores` (this module's table): one score row per run, source, prompt hash and trial,
+  as `assay judge` (direct mode, also in the suite chain), `assay history --add-scores` or
+  `save_score_rows` recorded it (recording the same row again replaces it): `run_id`, `source`
+  (`judge:<model>` or `human:<id>`), `prompt_sha256` (the row's `judge_prompt_sha256`, else its
+  extra field `prompt_sha256`, '' when absent: the same hash `assay calibrate` stores for the
+  `judge:<model>` rater of labels carrying it), the trial key, the
   row's `score` (the `--metric` value, else the mean of its numeric metrics), the response
   `length` (from the trials given at ingestion or the store's `trials` table), the JSON record.
 - `judge_calibrations` (written by `assay calibrate`): the latest verdict per configuration.
@@ -51,6 +54,8 @@ CREATE TABLE IF NOT EXISTS judge_scores (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_scores_by_source ON judge_scores (source, prompt_sha256, id);
+CREATE INDEX IF NOT EXISTS judge_scores_by_trial
+    ON judge_scores (run_id, source, prompt_sha256, case_id, trial, condition);
 """
 
 
@@ -81,31 +86,57 @@ def save_score_rows(
     trial_lengths: dict[TrialKey, int] | None = None,
     metric: str | None = None,
 ) -> int:
-    """Record score rows of one run for monitoring; lengths default to the store's trials."""
+    """Record score rows of one run for monitoring; lengths default to the store's trials.
+
+    A row already recorded for the same run, source, prompt hash and trial is replaced in
+    place (it keeps its position), so recording a run again never counts it twice.
+    """
     store.ensure(DDL)
     lengths = trial_lengths if trial_lengths is not None else _store_lengths(store, run_id)
     created = now_iso()
     for row in rows:
-        extra = row.model_extra or {}
-        sha = extra.get("prompt_sha256")
+        key = (
+            run_id,
+            row.source or "unknown",
+            prompt_hash(row),
+            row.case_id,
+            row.trial,
+            row.condition,
+        )
+        values = (
+            score_value(row, metric),
+            lengths.get((row.case_id, row.trial, row.condition)),
+            row.model_dump_json(),
+            created,
+        )
+        store.queue(
+            "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
+            f" WHERE {_SAME_ROW}",
+            (*values, *key),
+        )
         store.queue(
             "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
-            " score, length, record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                row.source or "unknown",
-                sha if isinstance(sha, str) else "",
-                row.case_id,
-                row.trial,
-                row.condition,
-                score_value(row, metric),
-                lengths.get((row.case_id, row.trial, row.condition)),
-                row.model_dump_json(),
-                created,
-            ),
+            " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+            f" WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
+            (*key, *values, *key),
         )
     store.flush()
     return len(rows)
+
+
+_SAME_ROW = (
+    "run_id = ? AND source = ? AND prompt_sha256 = ? AND case_id = ? AND trial = ?"
+    " AND condition = ?"
+)
+
+
+def prompt_hash(row: ScoreRow) -> str:
+    """The judge prompt hash a score row carries ('' for none): `judge_prompt_sha256` as
+    `assay judge` stamps it, else an extra `prompt_sha256` field."""
+    if row.judge_prompt_sha256:
+        return row.judge_prompt_sha256
+    sha = (row.model_extra or {}).get("prompt_sha256")
+    return sha if isinstance(sha, str) else ""
 
 
 @dataclass

@@ -1,0 +1,301 @@
+"""Pydantic descriptions of the JSON that assay's commands print or write as summaries.
+
+They are not used to build the output (each command builds its dict where the figures are
+computed); they document it for `assay schema NAME`, and a test validates real command
+output against the schemas with jsonschema, so a drifting field is caught. Unknown keys are
+forbidden wherever the shape is fixed; maps keyed by user names (conditions, judges,
+dimensions, metrics) are open.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Number = float | None
+
+
+class Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- assay run --json -----------------------------------------------------------------------
+
+
+class RunSummary(Output):
+    """`assay run --json`: what the run did."""
+
+    run_id: str
+    total: int
+    answered: int
+    errored: int
+    not_run: int
+    calls: int
+    cache_hits: int
+    spent_usd: float
+    run_spent_usd: float
+    stopped: str | None
+    output: str | None
+    store: str
+    exit_code: int
+
+
+# -- assay judge --json ---------------------------------------------------------------------
+
+
+class Cascade(Output):
+    screen: str
+    threshold: float
+    full_judge_calls_avoided: int
+    screen_calls: int
+    calls_saved: int
+
+
+class JudgeSummary(Output):
+    """`assay judge --json`: items judged, per tier, and the cascade's savings."""
+
+    mode: Literal["direct", "pairwise"]
+    judges: list[str]
+    items: int
+    judged: int
+    resumed: int
+    failed: int
+    not_run: int
+    skipped_errored_trials: int
+    unpaired_trials: int
+    calls: int
+    cache_hits: int
+    spent_usd: float
+    stopped: str | None
+    tiers: dict[str, int]
+    output: str
+    store: str
+    exit_code: int
+    cascade: Cascade | None = None
+    krippendorff_alpha: dict[str, Number] | None = None
+
+
+# -- assay score (summary.json) ---------------------------------------------------------------
+
+
+class Interval(Output):
+    delta: Number
+    ci_low: Number
+    ci_high: Number
+    cases: int
+
+
+class GateCheck(Output):
+    name: str
+    scope: str
+    metric: str | None
+    status: Literal["pass", "fail", "inconclusive", "skipped"]
+    reason: str
+    delta: Number
+    ci_low: Number
+    ci_high: Number
+    bound: Number
+    cases: int | None
+    cases_needed: int | None
+
+
+class ReleaseGate(Output):
+    mode: Literal["stats", "seed"]
+    candidate: str
+    verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"]
+    passed: bool
+    reasons: list[str]
+    cases_needed: int | None
+    checks: list[GateCheck]
+
+
+class ScoreSummary(Output):
+    """`assay score` (and summary.json of a suite run): condition means (`rows`, one mean per
+    metric, `weighted_score`, `blocking_findings`), paired deltas against baseline, the gate."""
+
+    weights: dict[str, float]
+    scale: list[float] = Field(min_length=2, max_length=2)
+    candidate: str
+    conditions: dict[str, dict[str, float | int | None]]
+    comparisons: dict[str, dict[str, Interval]]
+    release_gate: ReleaseGate
+
+
+# -- assay calibrate --json -----------------------------------------------------------------
+
+
+class CalibratedJudge(Output):
+    rater: str
+    prompt_sha256: str | None
+    n: int
+    agreement: Number
+    kappa: Number
+    weighted_kappa: Number
+    spearman: dict[str, Number] | None
+    kendall: dict[str, Number] | None
+    confusion_matrix: dict[str, Any] | None
+    tpr: Number
+    tpr_ci: list[float] | None
+    tnr: Number
+    tnr_ci: list[float] | None
+    verdict: Literal["PASS", "FAIL", "INSUFFICIENT"]
+    reasons: list[str]
+
+
+class CalibratedDimension(Output):
+    kind: Literal["binary", "categorical", "numeric"]
+    safety: bool
+    items: int
+    items_without_majority: int
+    human_alpha: Number
+    human_items_with_several_raters: int
+    judges: dict[str, CalibratedJudge]
+
+
+class Calibration(Output):
+    """`assay calibrate --json`: per dimension, each judge rater against the humans."""
+
+    passed: bool
+    enforced: bool
+    gate_failed: bool
+    positive: str
+    kappa_threshold: float
+    safety: dict[str, str]
+    dimensions: dict[str, CalibratedDimension]
+
+
+# -- assay bias --json ----------------------------------------------------------------------
+
+
+class JudgeBias(Output):
+    comparisons: int
+    two_order_comparisons: int
+    position_consistency: Number
+    first_position_wins: int
+    second_position_wins: int
+    first_position_share: Number
+    z: Number
+    p: Number
+    flagged: bool
+    p_prefer_longer: Number
+    length_decided_comparisons: int | None = None
+    scored_trials: int | None = None
+    length_score_rho: Number
+    length_score_p: Number
+    length_flagged: bool
+
+
+class BiasReport(Output):
+    """`assay bias --json`: position and length bias per judge."""
+
+    judges: dict[str, JudgeBias]
+
+
+# -- assay winrate --json -------------------------------------------------------------------
+
+
+class ModelWinRate(Output):
+    win_rate: Number
+    standard_error: Number
+    n: int
+    n_wins: int
+    n_losses: int
+    n_draws: int
+    avg_length: int | None
+    length_controlled_win_rate: Number
+    lc_standard_error: Number
+
+
+class WinRates(Output):
+    """`assay winrate --json`: every model against the baseline (percent)."""
+
+    baseline: str
+    skipped: int
+    models: dict[str, ModelWinRate]
+
+
+# -- assay rank --json ----------------------------------------------------------------------
+
+
+class Rating(Output):
+    name: str
+    strength: float
+    ci_low: Number
+    ci_high: Number
+    games: int
+    wins: float
+
+
+class Ranking(Output):
+    """`assay rank --json`: Bradley–Terry strengths, strongest first."""
+
+    games: int
+    bootstrap: int
+    ratings: list[Rating]
+
+
+# -- assay history --json -------------------------------------------------------------------
+
+
+class Drift(Output):
+    against: str | None
+    ks: float
+    p: float
+
+
+class HistoryRun(Output):
+    run_id: str
+    rows: int
+    mean_score: Number
+    checks: int
+    rolling_agreement: Number
+    drift: Drift | None
+    length_score_rho: Number
+    length_score_p: Number
+
+
+class HistoryCalibration(Output):
+    dimension: str
+    verdict: str
+    n: int
+    kappa: Number
+    created_at: str
+
+
+class JudgeHistory(Output):
+    judge: str
+    prompt_sha256: str | None
+    runs: list[HistoryRun]
+    checks: int
+    rolling_agreement: Number
+    calibration: list[HistoryCalibration]
+    alerts: list[str]
+
+
+class HistorySettings(Output):
+    window: int
+    min_checks: int
+    tolerance: float
+    min_agreement: float
+    drift_p: float
+    min_drift_rows: int
+
+
+class History(Output):
+    """`assay history --json`: per judge configuration (`source@prompt-hash`)."""
+
+    judges: dict[str, JudgeHistory]
+    settings: HistorySettings
+
+
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "run-summary": RunSummary,
+    "judge-summary": JudgeSummary,
+    "summary": ScoreSummary,
+    "calibration": Calibration,
+    "bias": BiasReport,
+    "winrate": WinRates,
+    "rank": Ranking,
+    "history": History,
+}
