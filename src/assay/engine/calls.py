@@ -153,6 +153,13 @@ class Caller:
             self.store.queue_cache(key, dataclasses.asdict(response))
         return response
 
+    def forget(self, model: Model, request: Request) -> None:
+        """Drop the cached reply to `request`: its caller found it unusable (e.g. a judge's
+        broken JSON), so a later run must ask the model again rather than replay it."""
+        self.store.queue(
+            "DELETE FROM call_cache WHERE key = ?", (cache_key(model.identity(), request),)
+        )
+
     async def _with_retries(self, model: Model, request: Request) -> Response:
         limiter = self.limiter(model)
         retrying = AsyncRetrying(

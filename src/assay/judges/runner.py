@@ -197,6 +197,9 @@ async def ask_json(
         try:
             return parse(response.text), raw
         except ReplyError as exc:
+            # An unusable reply is not an answer to keep: without this, a rerun would replay
+            # the same broken replies from the call cache and the item could never be judged.
+            caller.forget(model, request)
             if attempt == 1:
                 raise JudgeFailure(
                     f"{model.spec}: reply still unusable after one repair attempt: {exc}", raw
