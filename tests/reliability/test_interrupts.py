@@ -61,3 +61,49 @@ def test_sigint_mid_run_exits_3_writes_output_and_resumes(tmp_path: Path) -> Non
     assert len(final) == total
     for trial in written:  # what was recorded before the interrupt is kept as it was
         assert final[(trial["case_id"], trial["trial"])] == trial
+
+
+def test_sigint_mid_judging_exits_3_writes_what_was_judged_and_resumes(tmp_path: Path) -> None:
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(CASES)])
+    trials = tmp_path / "out.jsonl"  # what run_command writes
+    made = run_once(run_command(cases), tmp_path)
+    assert made.returncode == 0, made.stderr
+    store = tmp_path / "judge.db"
+    command = Command(
+        name="judge",
+        argv=lambda wd: [
+            "judge",
+            "--trials",
+            str(trials),
+            "--cases",
+            str(cases),
+            "--judge",
+            "mock:fair,latency=0.02",
+            "--allow-unmetered",
+            "--concurrency",
+            "2",
+            "--output",
+            str(wd / "scores.jsonl"),
+            "--store",
+            str(store),
+            "--json",
+        ],
+        output="scores.jsonl",
+    )
+    stopped = interrupt_when(command, tmp_path, lambda: stored_rows(store, "judgments") >= 4)
+    assert stopped.returncode == 3, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    summary = json.loads(stopped.stdout)
+    assert summary["stopped"] == "interrupted"
+    written = read_jsonl(tmp_path / "scores.jsonl")
+    # What was judged before the interrupt is written (and stored): nothing is lost.
+    assert 4 <= len(written) == summary["judged"] == stored_rows(store, "judgments")
+    assert len(written) < CASES * 2
+
+    resumed = run_once(command, tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["resumed"] == len(written)
+    final = {(r["case_id"], r["trial"]): r for r in read_jsonl(tmp_path / "scores.jsonl")}
+    assert len(final) == CASES * 2
+    for row in written:
+        assert final[(row["case_id"], row["trial"])] == row

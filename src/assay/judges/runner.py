@@ -772,7 +772,10 @@ def run_judging(
             for model in models.values():
                 await model.aclose()
 
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3
+        result.stopped = "interrupted"
     result.calls = session.caller.calls
     result.cache_hits = session.caller.cache_hits
     result.spent_usd = session.budget.spent
