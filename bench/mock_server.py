@@ -4,6 +4,13 @@ Loopback only. Latency and fault rates are configurable; faults are drawn from a
 generator: 429 (with or without Retry-After), 500, timeouts (no reply in time), connection
 resets, truncated and non-JSON bodies, and `echo-auth` (a 401 whose body echoes the request's
 credentials, as some proxies do, to check that assay scrubs what it stores and prints).
+Two faults are successful (200) replies with bad content: `echo-key` (the reply text quotes
+the request's credentials) and `malformed-json` (the reply text is broken JSON, as a judge
+that cannot keep to its format gives).
+
+`judge_reply` fixes the reply text; `judge_reply="schema"` instead answers each request that
+asks for a JSON Schema (`response_format`, as assay's judges do) with a small valid instance
+of that schema, varied by the prompt, so judging runs end to end against the server.
 
     python bench/mock_server.py --latency 0.1 --rate-429 0.05 --rate-500 0.05
 
@@ -33,7 +40,10 @@ FAULTS = (
     "truncated",
     "non-json",
     "echo-auth",
+    "echo-key",
+    "malformed-json",
 )
+SUCCESS_FAULTS = frozenset({"echo-key", "malformed-json"})  # a 200 reply with bad content
 
 
 @dataclass
@@ -59,6 +69,37 @@ class Stats:
 def _reply_text(prompt: str) -> str:
     digest = hashlib.sha256(prompt.encode()).hexdigest()[:10]
     return f"Mock reply {digest}: a short, direct answer."
+
+
+def schema_instance(schema: dict[str, Any], seed: str) -> Any:
+    """A small value valid against a JSON Schema (the subset judges use), chosen by `seed`."""
+    pick = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16)
+    kind = schema.get("type")
+    if "enum" in schema:
+        options = schema["enum"]
+        return options[pick % len(options)]
+    if kind == "object":
+        return {
+            name: schema_instance(sub, f"{seed}/{name}")
+            for name, sub in schema.get("properties", {}).items()
+        }
+    if kind == "array":
+        return [schema_instance(schema.get("items", {}), f"{seed}/0")][: schema.get("maxItems", 1)]
+    if kind == "boolean":
+        return False
+    if kind in ("number", "integer"):
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
+        value = low + (high - low) * (pick % 101) / 100
+        return round(value) if kind == "integer" else round(value, 2)
+    return f"mock {seed.rsplit('/', 1)[-1]}"[: schema.get("maxLength", 40)]
+
+
+def _credentials(request: web.Request) -> str:
+    return " ".join(
+        f"{name}: {request.headers[name]}"
+        for name in ("Authorization", "x-api-key")
+        if name in request.headers
+    )
 
 
 class MockServer:
@@ -87,7 +128,7 @@ class MockServer:
 
     async def _common(
         self, request: web.Request
-    ) -> tuple[dict[str, Any], web.StreamResponse | None]:
+    ) -> tuple[dict[str, Any], web.StreamResponse | None, str | None]:
         arrived = time.perf_counter()
         body, faulty, fault = await self._serve(request)
         if self.config.record:
@@ -100,7 +141,7 @@ class MockServer:
                     "fault": fault,
                 }
             )
-        return body, faulty
+        return body, faulty, fault
 
     async def _serve(
         self, request: web.Request
@@ -116,6 +157,8 @@ class MockServer:
         if fault is None:
             return body, None, None
         self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
+        if fault in SUCCESS_FAULTS:
+            return body, None, fault
         return body, await self._faulty(request, fault), fault
 
     async def _faulty(self, request: web.Request, fault: str) -> web.StreamResponse:
@@ -140,27 +183,38 @@ class MockServer:
                 body=b'{"id": "x", "choices": [{"mess', content_type="application/json"
             )
         if fault == "echo-auth":
-            credentials = " ".join(
-                f"{name}: {request.headers[name]}"
-                for name in ("Authorization", "x-api-key")
-                if name in request.headers
-            )
+            credentials = _credentials(request)
             return web.json_response(
                 {"error": {"message": f"invalid credentials ({credentials})"}, "echo": credentials},
                 status=401,
             )
         return web.Response(text="<html>upstream error</html>", content_type="text/html")
 
+    def _text(
+        self, request: web.Request, prompt: str, schema: dict[str, Any] | None, fault: str | None
+    ) -> str:
+        """The reply text: scripted, schema-shaped, or the content of a 200 fault."""
+        if fault == "echo-key":
+            return f"Here is what you sent me: {_credentials(request)}"
+        if fault == "malformed-json":
+            return '{"scores": {"correctness": {"evidence": ["unterminated'
+        if self.config.judge_reply == "schema" and schema is not None:
+            return json.dumps(schema_instance(schema, prompt))
+        if self.config.judge_reply and self.config.judge_reply != "schema":
+            return self.config.judge_reply
+        return _reply_text(prompt)
+
     def _done(self) -> None:
         self.stats.replies += 1
         self.stats.last_reply = time.perf_counter()
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        body, faulty = await self._common(request)
+        body, faulty, fault = await self._common(request)
         if faulty is not None:
             return faulty
         prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
-        text = self.config.judge_reply or _reply_text(prompt)
+        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
+        text = self._text(request, prompt, schema, fault)
         self._done()
         return web.json_response(
             {
@@ -182,11 +236,11 @@ class MockServer:
         )
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
-        body, faulty = await self._common(request)
+        body, faulty, fault = await self._common(request)
         if faulty is not None:
             return faulty
         prompt = json.dumps(body.get("messages", []))
-        text = self.config.judge_reply or _reply_text(prompt)
+        text = self._text(request, prompt, None, fault)
         self._done()
         return web.json_response(
             {
@@ -235,7 +289,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=0.05)
     parser.add_argument("--timeout-sleep", type=float, default=30.0)
-    parser.add_argument("--judge-reply", default=None, help="Reply with this text to every call.")
+    parser.add_argument(
+        "--judge-reply",
+        default=None,
+        help="Reply with this text to every call ('schema': a valid instance of the request's JSON Schema).",
+    )
     for name in FAULTS:
         parser.add_argument(
             f"--rate-{name}", type=float, default=0.0, help=f"share of {name} faults"

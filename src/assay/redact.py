@@ -23,6 +23,30 @@ def secret_values() -> list[str]:
     )
 
 
+def scrub_known(text: str) -> str:
+    """Replace only the secret values assay holds (see `secret_values`) by `[redacted]`.
+
+    For successful model output: a model that echoes a key must not get it written, but
+    key-like text a model legitimately writes (`api_key="..."` in example code) is content to
+    evaluate, so the pattern rules of `scrub` (meant for provider error bodies) do not apply.
+    """
+    for value in secret_values():
+        if value in text:
+            text = text.replace(value, "[redacted]")
+    return text
+
+
+def scrub_known_value(value: Any) -> Any:
+    """`scrub_known` every string inside a JSON-like value (dicts, lists), keys included."""
+    if isinstance(value, str):
+        return scrub_known(value)
+    if isinstance(value, dict):
+        return {scrub_known_value(k): scrub_known_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_known_value(v) for v in value]
+    return value
+
+
 def scrub(text: str) -> str:
     """Replace secrets (environment values, bearer tokens, key-shaped strings) by `[redacted]`."""
     for value in secret_values():

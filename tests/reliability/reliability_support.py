@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,3 +114,27 @@ def stored_rows(store: Path, table: str) -> int:
             return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     except sqlite3.DatabaseError:
         return 0
+
+
+def interrupt_when(
+    command: Command, workdir: Path, ready: Callable[[], bool], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Start the command, send SIGINT (Ctrl+C) once `ready()` holds, and wait for its end."""
+    proc = subprocess.Popen(
+        command.cmd(workdir),
+        env=command.environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A parent that ignores SIGINT (a background CI job) would pass that on; Python only
+        # turns SIGINT into KeyboardInterrupt when it starts with the default disposition.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)  # polling the store for progress, not waiting for a result
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

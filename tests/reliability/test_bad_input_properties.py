@@ -2,15 +2,16 @@
 2 — with 2, every message names the file (and the line, when one line is at fault) — never
 prints a traceback, and leaves no output file or store behind.
 
-TARGETS is a table of (command, file kind); KINDS says how to make bad files of a kind. The
-trials/scores/comparisons/labels commands join by adding rows (JSONL kinds reuse
-`jsonl_files` with a valid record of their own).
+TARGETS is a table of (command, file kind); KINDS says how to make bad files of a kind (JSONL
+kinds reuse `jsonl_files` with a valid record of their own): cases, suite files, trials,
+score rows, comparisons and labels, for every command that reads them.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,10 +21,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
+from assay.records import Case, Comparison, Label, ScoreRow, Trial
 from conftest import invoke, make_case
 
-EXAMPLES = 30
+# A modest default keeps the suite fast; ASSAY_FUZZ_EXAMPLES=300 digs deeper (same sequence).
+EXAMPLES = int(os.environ.get("ASSAY_FUZZ_EXAMPLES", "30"))
 PROFILE = settings(
     max_examples=EXAMPLES,
     derandomize=True,  # a fixed sequence of examples: the same on every run and machine
@@ -64,8 +68,9 @@ def wrong_type(value: Any) -> st.SearchStrategy[Any]:
     )
 
 
-def corrupt_lines(valid: dict[str, Any]) -> st.SearchStrategy[tuple[bytes, str]]:
-    """One bad line (without its newline) and what is wrong with it."""
+def corrupt_lines(valid: dict[str, Any], key: str) -> st.SearchStrategy[tuple[bytes, str]]:
+    """One bad line (without its newline) and what is wrong with it; `key` is the record's
+    identifying field (`id`, `case_id`, `item_id`)."""
     field = st.sampled_from(sorted(valid))
     return st.one_of(
         field.flatmap(lambda f: wrong_type(valid[f]).map(
@@ -81,24 +86,39 @@ def corrupt_lines(valid: dict[str, Any]) -> st.SearchStrategy[tuple[bytes, str]]
         st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b.strip() != b"").map(
             lambda b: (b, "random bytes on a line")),
         st.sampled_from([b"\xff\xfe", b"\xc3\x28", b"ok \xed\xa0\x80", b"\x80"]).map(
-            lambda b: (json.dumps({**valid, "id": "X"}).encode()[:-1] + b', "x": "' + b + b'"}',
+            lambda b: (json.dumps({**valid, key: "X"}).encode()[:-1] + b', "x": "' + b + b'"}',
                        "invalid UTF-8")),
         st.integers(100_000, 400_000).map(lambda n: (b"{" + b'"' + b"x" * n, "huge broken line")),
-        st.just((json.dumps({**valid, "id": ""}).encode(), "empty id")),
+        st.just((json.dumps({**valid, key: ""}).encode(), f"empty {key}")),
     )  # fmt: skip
 
 
-def jsonl_files(valid_record: Callable[[int], dict[str, Any]]) -> st.SearchStrategy[BadFile]:
+def still_valid(line: bytes, model: type[BaseModel]) -> bool:
+    """Whether a "corrupted" line is in fact a valid record (an optional field dropped, a
+    value of another type the field also accepts): then no line is at fault, though the
+    file as a whole may still be refused (e.g. unpaired conditions), naming the file."""
+    try:
+        model.model_validate_json(line)
+    except ValueError:
+        return False
+    return True
+
+
+def jsonl_files(
+    valid_record: Callable[[int], dict[str, Any]], model: type[BaseModel], key: str = "id"
+) -> st.SearchStrategy[BadFile]:
     """A few valid records with one bad line among them, or random bytes for the whole file."""
 
     @st.composite
     def one_bad_line(draw: st.DrawFn) -> BadFile:
         good = draw(st.integers(0, 3))
         at = draw(st.integers(0, good))
-        bad, what = draw(corrupt_lines(valid_record(99)))
+        bad, what = draw(corrupt_lines(valid_record(99), key))
         lines = [json.dumps(valid_record(i)).encode() for i in range(good)]
         lines.insert(at, bad)
-        return BadFile(b"\n".join(lines) + b"\n", at + 1, what)
+        valid = not what.startswith("nested") and still_valid(bad, model)
+        line = None if valid else at + 1
+        return BadFile(b"\n".join(lines) + b"\n", line, what)
 
     whole = st.one_of(
         st.binary(max_size=200).map(lambda b: BadFile(b, None, "random bytes")),
@@ -206,7 +226,10 @@ class Target:
     kind: str
     argv: Callable[[Path, Path], list[str | Path]]
     writes: tuple[str, ...] = ()  # files in workdir that must not exist after a failure
+    ok: tuple[int, ...] = (0,)  # exit codes of a file that is (by chance) still valid
 
+
+GATED = (0, 1)  # commands that gate: valid input may PASS or FAIL
 
 RUN_OUT = ("out.jsonl", "store.db")
 
@@ -216,17 +239,81 @@ def run_flags(workdir: Path) -> list[str | Path]:
             "--output", workdir / "out.jsonl"]  # fmt: skip
 
 
+def valid_trial(i: int) -> dict[str, Any]:
+    return {
+        "case_id": f"case-{i % 2}", "trial": i // 4 + 1,
+        "condition": "baseline" if i % 4 < 2 else "candidate", "runner": "mock",
+        "response": f"An answer {i}.", "usage": {"input_tokens": 3, "output_tokens": 4},
+        "cost_usd": 0.0, "model": "mock", "latency_s": 0.1, "error": None, "state": None,
+    }  # fmt: skip
+
+
+def valid_score(i: int) -> dict[str, Any]:
+    return {
+        "case_id": f"case-{i % 2}", "trial": i // 4 + 1,
+        "condition": "baseline" if i % 4 < 2 else "candidate",
+        "correctness": 1 + i % 5, "safety": 5, "blocker": False, "notes": None,
+    }  # fmt: skip
+
+
+def valid_comparison(i: int) -> dict[str, Any]:
+    return {
+        "case_id": f"case-{i % 2}", "trial": i // 2 + 1, "a": "baseline", "b": "candidate",
+        "judge": "mock", "verdict": "ab"[i % 2], "confidence": 0.8, "consistent": True,
+        "passes": [{"order": "ab", "winner": "ab"[i % 2]}, {"order": "ba", "winner": "a"}],
+        "len_a": 10, "len_b": 12,
+    }  # fmt: skip
+
+
+def valid_label(i: int) -> dict[str, Any]:
+    return {
+        "item_id": f"item-{i // 2}", "dimension": "correctness",
+        "rater": "human:ann" if i % 2 else "judge:mock", "value": 1 + i % 5,
+    }  # fmt: skip
+
+
 KINDS: dict[str, st.SearchStrategy[BadFile]] = {
-    "cases": jsonl_files(lambda i: make_case(f"case-{i}")),
+    "cases": jsonl_files(lambda i: make_case(f"case-{i}"), Case),
     "suite": suite_files(),
+    "trials": jsonl_files(valid_trial, Trial, "case_id"),
+    "scores": jsonl_files(valid_score, ScoreRow, "case_id"),
+    "comparisons": jsonl_files(valid_comparison, Comparison, "case_id"),
+    "labels": jsonl_files(valid_label, Label, "item_id"),
 }
-FILE_NAMES = {"cases": "cases.jsonl", "suite": "suite.toml"}
+FILE_NAMES = {
+    "cases": "cases.jsonl",
+    "suite": "suite.toml",
+    "trials": "trials.jsonl",
+    "scores": "scores.jsonl",
+    "comparisons": "comparisons.jsonl",
+    "labels": "labels.jsonl",
+}
 
 TARGETS = [
     Target("validate", "cases", lambda f, wd: ["validate", "--cases", f]),
     Target("run", "cases", lambda f, wd: ["run", "--cases", f, *run_flags(wd)], RUN_OUT),
     Target("run", "suite", lambda f, wd: ["run", f, *run_flags(wd)], RUN_OUT),
-]
+    Target("judge", "trials", lambda f, wd: [
+        "judge", "--trials", f, "--cases", wd / "cases.jsonl", "--judge", "mock:fair",
+        "--allow-unmetered", "--output", wd / "out.jsonl", "--store", wd / "store.db",
+    ], RUN_OUT),
+    Target("report", "trials", lambda f, wd: [
+        "report", "--trials", f, "--cases", wd / "cases.jsonl", "--scorer", "refusal",
+        "--out", wd / "reports",
+    ], ("reports",), GATED),
+    Target("score", "scores", lambda f, wd: ["score", f, "--cases", wd / "cases.jsonl"],
+           (), GATED),
+    Target("report", "scores", lambda f, wd: [
+        "report", "--scores", f, "--cases", wd / "cases.jsonl", "--out", wd / "reports",
+    ], ("reports",), GATED),
+    Target("winrate", "comparisons", lambda f, wd: [
+        "winrate", "--comparisons", f, "--baseline", "baseline", "--length-controlled"]),
+    Target("rank", "comparisons", lambda f, wd: [
+        "rank", "--comparisons", f, "--bootstrap", "20"]),
+    Target("bias", "comparisons", lambda f, wd: ["bias", "--comparisons", f]),
+    Target("calibrate", "labels", lambda f, wd: [
+        "calibrate", "--labels", f, "--store", wd / "store.db"], ("store.db",)),
+]  # fmt: skip
 
 _counter = itertools.count()
 
@@ -238,11 +325,14 @@ def check(target: Target, bad: BadFile, root: Path) -> None:
     path.write_bytes(bad.data)
     if target.kind == "suite":  # the suite's catalogue, valid, so the suite is what is tested
         (workdir / "cases.jsonl").write_text(json.dumps(make_case("ok")) + "\n")
+    elif target.kind != "cases":  # the catalogue the records refer to
+        rows = [make_case(f"case-{i}") for i in range(2)]
+        (workdir / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = invoke(*target.argv(path, workdir))  # an uncaught exception fails the test here
     context = f"{target.command} {target.kind} ({bad.what}): {result.stderr[:500]!r}"
     assert "Traceback" not in result.stderr + result.stdout, context
-    assert result.code in (0, 2), context
-    if result.code == 0:
+    assert result.code in (*target.ok, 2), context
+    if result.code in target.ok:
         return
     errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR: ")]
     assert errors, context

@@ -1,7 +1,8 @@
 """Crash safety: SIGKILL a command at random points; running it again completes to exactly
 the records an uninterrupted run produces (by key and content, timings aside).
 
-COMMANDS lists what is checked; `assay judge` joins by adding its Command entry.
+The parametrized factories list what is checked: `assay run`, and `assay judge` on the trials
+of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from reliability_support import (
     stored_rows,
 )
 
-from conftest import make_case, write_jsonl
+from conftest import invoke, make_case, write_jsonl
 
 SEED = 20261129
 POINTS = 10
@@ -63,8 +64,43 @@ def run_command(catalogue: Path) -> Command:
     # fmt: on
 
 
+def judge_command(catalogue: Path) -> Command:
+    """`assay judge` (a mock judge with latency and injected failures, retried) on trials
+    made once next to the catalogue; each workdir has its own store and output."""
+    trials = catalogue.parent / "trials.jsonl"
+    if not trials.exists():
+        made = invoke("run", "--cases", catalogue, "--model", "mock:answer", "--trials", "2",
+                      "--output", trials, "--store", catalogue.parent / "run.db")  # fmt: skip
+        assert made.code == 0, made.stderr
+    # fmt: off
+    return Command(
+        name="judge",
+        argv=lambda wd: [
+            "judge",
+            "--trials",
+            str(trials),
+            "--cases",
+            str(catalogue),
+            "--judge",
+            "mock:fair,latency=0.03,fail=0.1",
+            "--allow-unmetered",
+            "--concurrency",
+            "4",
+            "--retries",
+            "10",
+            "--output",
+            str(wd / "scores.jsonl"),
+            "--store",
+            str(wd / "store.db"),
+        ],
+        output="scores.jsonl",
+        progress=lambda wd: stored_rows(wd / "store.db", "judgments"),
+    )
+    # fmt: on
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("factory", [run_command], ids=["run"])
+@pytest.mark.parametrize("factory", [run_command, judge_command], ids=["run", "judge"])
 def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_records(
     factory: Callable[[Path], Command], catalogue: Path, tmp_path: Path
 ) -> None:

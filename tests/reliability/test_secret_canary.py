@@ -36,18 +36,24 @@ def files_containing(root: Path, needles: list[str]) -> list[str]:
     return hits
 
 
-@pytest.mark.parametrize("rates", [{"echo-auth": 0.3, "500": 0.1, "truncated": 0.1}])
+@pytest.mark.parametrize(
+    "rates", [{"echo-auth": 0.2, "echo-key": 0.2, "500": 0.1, "truncated": 0.1}]
+)
 def test_canary_keys_never_reach_a_file_or_the_terminal(
     tmp_path: Path, mock_server: Any, rates: dict[str, float]
 ) -> None:
     keys = canaries()
-    server = mock_server(rates=rates, seed=2, retry_after=0.01)
+    server = mock_server(rates=rates, seed=2, retry_after=0.01, judge_reply="schema")
     cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(20)])
     env = {**os.environ, **keys}
+    skill = tmp_path / "skill.md"
+    skill.write_text("Answer briefly.\n")
     cmd = [
         sys.executable, "-m", "assay", "run", "--cases", str(cases),
         "--model", "openai:gpt-4o-mini", "--base-url", server.url, "--trials", "2",
-        "--retries", "1", "--output", "trials.jsonl", "--json",
+        "--retries", "1", "--output", "trials.jsonl",
+        "--condition-skill", str(skill),  # baseline and candidate: something to report
+        "--json",
     ]  # fmt: skip
     # The default store (.assay/assay.db) under the working directory, scanned with the rest.
     first = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -56,13 +62,40 @@ def test_canary_keys_never_reach_a_file_or_the_terminal(
     echoed = [t for t in trials if t["error"] and "invalid credentials" in t["error"]]
     # The server did echo the credentials (so the test can fail), and they were scrubbed.
     assert echoed and all("Bearer [redacted]" in t["error"] for t in echoed)
+    # Successful (200) replies that quote the key are stored with the key redacted.
+    quoted = [t for t in trials if not t["error"] and "what you sent me" in t["response"]]
+    assert quoted and all("Bearer [redacted]" in t["response"] for t in quoted)
     # A second invocation resumes and reads everything back; the text summary prints errors.
     again = subprocess.run(cmd[:-1], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert "ERROR: trial" in again.stderr and "[redacted]" in again.stderr
+    # Judge the trials (judge replies quote the key too) and report on them.
+    judged = subprocess.run(
+        [sys.executable, "-m", "assay", "judge", "--trials", "trials.jsonl", "--cases",
+         str(cases), "--judge", "openai:judge-model", "--base-url", server.url,
+         "--allow-unmetered", "--retries", "1", "--output", "scores.jsonl", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert judged.returncode in (0, 3), judged.stderr
+    scores = read_jsonl(tmp_path / "scores.jsonl")
+    # The gate compares paired rows: report on the (case, trial) pairs both conditions have.
+    conditions = {(r["case_id"], r["trial"]): set() for r in scores}
+    for row in scores:
+        conditions[(row["case_id"], row["trial"])].add(row["condition"])
+    paired = [r for r in scores if len(conditions[(r["case_id"], r["trial"])]) == 2]
+    assert paired
+    write_jsonl(tmp_path / "paired.jsonl", paired)
+    reported = subprocess.run(
+        [sys.executable, "-m", "assay", "report", "--trials", "trials.jsonl", "--cases",
+         str(cases), "--scores", "paired.jsonl", "--out", "reports"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert reported.returncode in (0, 1), reported.stderr
+    assert list((tmp_path / "reports").iterdir())
     needles = list(keys.values())
     assert (tmp_path / ".assay" / "assay.db").exists()
     assert files_containing(tmp_path, needles) == []
-    for stream in (first.stdout, first.stderr, again.stdout, again.stderr):
+    streams = [first, again, judged, reported]
+    for stream in [s for p in streams for s in (p.stdout, p.stderr)]:
         assert not any(n in stream for n in needles)
 
 
@@ -97,3 +130,18 @@ def test_input_errors_are_scrubbed_when_printed(
                  "--store", tmp_path / "s.db")  # fmt: skip
     assert result.code == 2 and "unknown case id(s): [redacted]" in result.stderr
     assert secret not in result.stderr + result.stdout
+
+
+def test_model_output_loses_only_the_keys_assay_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.engine.calls import without_secrets
+    from assay.models.base import Response
+
+    secret = "canary" + uuid.uuid4().hex
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    example = 'client = OpenAI(api_key="sk-example-0123456789")  # Bearer abcdefghij'
+    reply = Response(f"{example}\nyour key: {secret}", state={"notes": [secret], "k": 1})
+    clean = without_secrets(reply)
+    # The known value goes everywhere; key-shaped text a model writes is content, kept.
+    assert clean.text == f"{example}\nyour key: [redacted]"
+    assert clean.state == {"notes": ["[redacted]"], "k": 1}
+    assert without_secrets(Response(example)).text == example

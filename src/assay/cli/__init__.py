@@ -26,6 +26,13 @@ from assay.cli.app import app
 from assay.errors import EXIT_INCOMPLETE, AssayError
 from assay.redact import scrub
 
+# Typer catches a KeyboardInterrupt raised inside a command and returns this code instead
+# (typer/core.py `_main`: `except KeyboardInterrupt: raise Exit(130)`), even with
+# standalone_mode=False, so the exception never reaches main(). No assay command exits 130
+# by itself, so 130 means exactly "interrupted" here.
+TYPER_INTERRUPTED = 130
+INTERRUPTED = "ERROR: interrupted; run the same command again to resume\n"
+
 
 def main() -> None:
     """Entry point: map errors to DESIGN.md's exit codes, never printing a traceback."""
@@ -41,6 +48,9 @@ def main() -> None:
             sys.stderr.write(scrub(message) + "\n")
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        sys.stderr.write("ERROR: interrupted; run the same command again to resume\n")
+        sys.stderr.write(INTERRUPTED)
+        sys.exit(EXIT_INCOMPLETE)
+    if code == TYPER_INTERRUPTED:  # DESIGN.md: interrupted -> 3 (resumable)
+        sys.stderr.write(INTERRUPTED)
         sys.exit(EXIT_INCOMPLETE)
     sys.exit(code if isinstance(code, int) else 0)

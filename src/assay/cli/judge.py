@@ -21,12 +21,16 @@ from assay.records import Trial
 from assay.store import DEFAULT_STORE, Store
 
 
-def load_trials(trials: Path | None, run_id: str | None, store: Store) -> list[Trial]:
+def load_trials(trials: Path | None, run_id: str | None, store: Store | None) -> list[Trial]:
     """Trials from a JSONL file, or from a run in the store."""
     if (trials is None) == (run_id is None):
         raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
     if trials is not None:
-        return [record for _, record in load_records(trials, Trial)]
+        found = [record for _, record in load_records(trials, Trial)]
+        if not found:
+            raise InputError(f"ERROR: {trials}: no trials in the file")
+        return found
+    assert store is not None
     found = [Trial.model_validate(r) for r in store.trial_records(str(run_id))]
     if not found:
         raise InputError(f"ERROR: --run {run_id}: no trials in {store.path}")
@@ -206,9 +210,13 @@ def judge(
     if labels is not None and labels.resolve() == output.resolve():
         raise InputError("ERROR: --labels: must be another file than --output")
     catalogue = load_cases(cases)
+    if trials is not None and run_id is not None:
+        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    # Read a trials file before opening the store, so bad input leaves no store behind.
+    from_file = load_trials(trials, None, None) if trials is not None else None
     handle = Store(store)
     try:
-        records = load_trials(trials, run_id, handle)
+        records = from_file if from_file is not None else load_trials(None, run_id, handle)
         for warning in family_warnings(config, records):
             err(warning)
         expected = len(records) if config.mode == "direct" else len(records) // 2

@@ -147,6 +147,8 @@ def report(
         loaded.scoring.scorers if loaded else []
     )
     trial_rows = load_trials(trials, run_id, store)
+    if trials is not None and not trial_rows:
+        raise InputError(f"ERROR: {trials}: no trials in the file")
     if not judged and not (entries and trial_rows):
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"

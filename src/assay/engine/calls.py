@@ -17,6 +17,7 @@ from assay.executors import Executor, LocalExecutor
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
+from assay.redact import scrub_known, scrub_known_value
 from assay.store import Store
 
 
@@ -37,6 +38,19 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
             request.settings,
         ]
     )
+
+
+def without_secrets(response: Response) -> Response:
+    """The response with every secret value assay holds redacted (text and agent state).
+
+    Every model call goes through the Caller, so this one place keeps an echoed key out of
+    the call cache, trials, judgments and everything derived from them.
+    """
+    text = scrub_known(response.text)
+    state = scrub_known_value(response.state) if response.state is not None else None
+    if text == response.text and state == response.state:
+        return response
+    return dataclasses.replace(response, text=text, state=state)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -121,7 +135,7 @@ class Caller:
             hit = self.store.cached(key)
             if hit is not None:
                 self.cache_hits += 1
-                return Response(**hit)
+                return without_secrets(Response(**hit))
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
         if not await self.budget.reserve_when_settled(worst):
@@ -129,7 +143,7 @@ class Caller:
         cost = 0.0
         try:
             request.budget_usd = self.budget.remaining()
-            response = await self._with_retries(model, request)
+            response = without_secrets(await self._with_retries(model, request))
             cost = response.cost_usd or 0.0
         finally:
             self.budget.settle(worst, cost)
@@ -138,6 +152,13 @@ class Caller:
         if use_cache:
             self.store.queue_cache(key, dataclasses.asdict(response))
         return response
+
+    def forget(self, model: Model, request: Request) -> None:
+        """Drop the cached reply to `request`: its caller found it unusable (e.g. a judge's
+        broken JSON), so a later run must ask the model again rather than replay it."""
+        self.store.queue(
+            "DELETE FROM call_cache WHERE key = ?", (cache_key(model.identity(), request),)
+        )
 
     async def _with_retries(self, model: Model, request: Request) -> Response:
         limiter = self.limiter(model)

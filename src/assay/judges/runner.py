@@ -198,6 +198,9 @@ async def ask_json(
         try:
             return parse(response.text), raw
         except ReplyError as exc:
+            # An unusable reply is not an answer to keep: without this, a rerun would replay
+            # the same broken replies from the call cache and the item could never be judged.
+            caller.forget(model, request)
             if attempt == 1:
                 raise JudgeFailure(
                     f"{model.spec}: reply still unusable after one repair attempt: {exc}", raw
@@ -774,7 +777,10 @@ def run_judging(
             for model in models.values():
                 await model.aclose()
 
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3
+        result.stopped = "interrupted"
     result.calls = session.caller.calls
     result.cache_hits = session.caller.cache_hits
     result.spent_usd = session.budget.spent
