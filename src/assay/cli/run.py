@@ -164,10 +164,6 @@ def chain_after_run(
     if not suite.scoring.scorers and not suite.judge.judges:
         err("note: the suite names no scorers and no judges, so nothing is scored or gated")
         return result.exit_code
-    if not suite.scoring.scorers and not suite.judge.judges:
-        # A suite may just run; scoring nothing would otherwise fail after the run as bad input.
-        err("note: the suite has no scorers and no judges, so nothing is scored or gated")
-        return result.exit_code
     handle = Store(store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(result.run_id)]
