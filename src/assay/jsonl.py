@@ -58,7 +58,11 @@ def read_text(path: Path) -> str:
 
 def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Yield (line number, object) for each non-blank line, or (line, error message)."""
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    return _objects(read_text(path).splitlines())
+
+
+def _objects(lines: list[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -91,10 +95,18 @@ def describe_validation_error(exc: ValidationError) -> list[str]:
 
 
 def parse_records(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list[tuple[int, str]]]:
-    """Validate every line of a JSONL file as `model`: (line, record) pairs and (line, error)."""
+    """Validate every line of a JSONL file as `model`: (line, record) pairs and (line, error).
+
+    A valid file takes the fast path (pydantic validates each line straight from JSON); at
+    the first problem the whole file goes through the careful path for its messages.
+    """
+    lines = read_text(path).splitlines()
+    fast = _parse_fast(lines, model)
+    if fast is not None:
+        return fast, []
     records: list[tuple[int, M]] = []
     errors: list[tuple[int, str]] = []
-    for number, obj in iter_objects(path):
+    for number, obj in _objects(lines):
         if isinstance(obj, str):
             errors.append((number, obj))
         else:
@@ -106,6 +118,21 @@ def parse_records(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list
             errors.append((number, f"stopped after {MAX_ERRORS} errors"))
             break
     return records, errors
+
+
+def _parse_fast(lines: list[str], model: type[M]) -> list[tuple[int, M]] | None:
+    """Every line validated from JSON, or None when any line needs the careful path."""
+    records: list[tuple[int, M]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if line.count("{") + line.count("[") > MAX_DEPTH:  # possibly too deep: check it
+            return None
+        try:
+            records.append((number, model.model_validate_json(line)))
+        except ValidationError:
+            return None
+    return records
 
 
 def format_errors(path: Path, errors: list[tuple[int, str]]) -> list[str]:

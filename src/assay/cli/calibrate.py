@@ -45,18 +45,17 @@ def calibrate_command(
 ) -> None:
     """Compare every judge rater with the human reference, per dimension (advisory unless --enforce)."""
     from assay.engine.plan import sha256_text
-    from assay.jsonl import read_text
+    from assay.jsonl import load_records, read_text
     from assay.records import Label
     from assay.stats.agreement import Thresholds, calibrate, safety_status
     from assay.stats.calibration_store import save_calibration
-    from assay.stats.inputs import load_fast
     from assay.store import Store
 
     if not 0.0 <= kappa <= 1.0:
         raise InputError(f"ERROR: --kappa: must be between 0 and 1, got {kappa}")
     dims = tuple(d.strip() for d in safety_dims.split(",") if d.strip())
     thresholds = Thresholds(kappa=kappa, positive=positive, safety_dims=dims)
-    records = load_fast(labels, Label)
+    records = load_records(labels, Label)
     if not records:
         raise InputError(f"ERROR: {labels}: no labels in the file")
     results = calibrate(labels, records, thresholds)

@@ -56,11 +56,11 @@ def load_trials(trials: Path | None, run_id: str | None, store: Path) -> list[Tr
 def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
     """`assay calibrate`'s agreement figures on the labels (default thresholds), for the
     report's confusion matrices."""
+    from assay.jsonl import load_records
     from assay.records import Label
     from assay.stats.agreement import Thresholds, calibrate
-    from assay.stats.inputs import load_fast
 
-    records = load_fast(path, Label)
+    records = load_records(path, Label)
     if not records:
         raise InputError(f"ERROR: {path}: no labels in the file")
     return calibrate(path, records, Thresholds())

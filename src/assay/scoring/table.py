@@ -8,10 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from assay.errors import InputError
-from assay.jsonl import MAX_ERRORS, describe_validation_error, format_errors, read_text
+from assay.jsonl import MAX_ERRORS, format_errors, parse_records
 from assay.records import ScoreRow
 from assay.scoring.rubric import Rubric
 
@@ -81,42 +79,9 @@ def metric_errors(
     return metrics, problems
 
 
-def parse_score_rows(path: Path) -> tuple[list[tuple[int, ScoreRow]], list[tuple[int, str]]]:
-    """Like `jsonl.parse_records(path, ScoreRow)`, with pydantic's JSON parser on the fast
-    path; a line it rejects goes through the standard path for the usual messages."""
-    records: list[tuple[int, ScoreRow]] = []
-    errors: list[tuple[int, str]] = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((number, ScoreRow.model_validate_json(line)))
-            continue
-        except ValidationError:
-            pass
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
-        except RecursionError:
-            errors.append((number, "invalid JSON: nested too deeply"))
-        else:
-            if not isinstance(value, dict):
-                errors.append((number, f"expected a JSON object, got {type(value).__name__}"))
-            else:
-                try:
-                    records.append((number, ScoreRow.model_validate(value)))
-                except ValidationError as exc:
-                    errors.extend((number, m) for m in describe_validation_error(exc))
-        if len(errors) >= MAX_ERRORS:
-            errors.append((number, f"stopped after {MAX_ERRORS} errors"))
-            break
-    return records, errors
-
-
 def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
     """Validate every Score row; raise one InputError listing every problem."""
-    records, errors = parse_score_rows(path)
+    records, errors = parse_records(path, ScoreRow)
     rows: list[ScoredTrial] = []
     first: dict[tuple[str, int, str], int] = {}
     seen_metrics: set[str] = set()

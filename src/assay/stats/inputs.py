@@ -3,35 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ValidationError
 
 from assay.errors import InputError
-from assay.jsonl import load_records, read_text
+from assay.jsonl import load_records
 from assay.records import Comparison, ScoreRow, Trial
 
 TrialKey = tuple[str, int, str]  # (case_id, trial, condition)
-M = TypeVar("M", bound=BaseModel)
-
-
-def load_fast(path: Path, model: type[M]) -> list[tuple[int, M]]:
-    """`load_records`, faster on valid files: each line is validated straight from JSON by
-    pydantic; at the first problem the file is re-read by `load_records` for its messages."""
-    records: list[tuple[int, M]] = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((number, model.model_validate_json(line)))
-        except ValidationError:
-            return load_records(path, model)  # raises with every error, file:line: field
-    return records
 
 
 def load_comparisons(path: Path) -> list[tuple[int, Comparison]]:
     """Every comparison of a JSONL file with its line number; an empty file is an error."""
-    records = load_fast(path, Comparison)
+    records = load_records(path, Comparison)
     if not records:
         raise InputError(f"ERROR: {path}: no comparisons in the file")
     return records
@@ -40,7 +22,7 @@ def load_comparisons(path: Path) -> list[tuple[int, Comparison]]:
 def load_trial_lengths(path: Path) -> dict[TrialKey, int]:
     """Response length in characters of every answered trial, keyed by (case, trial, condition)."""
     lengths: dict[TrialKey, int] = {}
-    for _, trial in load_fast(path, Trial):
+    for _, trial in load_records(path, Trial):
         if trial.error is None:
             lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
     return lengths
@@ -48,7 +30,7 @@ def load_trial_lengths(path: Path) -> dict[TrialKey, int]:
 
 def load_scores(path: Path) -> list[tuple[int, ScoreRow]]:
     """Every score row of a JSONL file with its line number."""
-    return load_fast(path, ScoreRow)
+    return load_records(path, ScoreRow)
 
 
 def comparison_lengths(
