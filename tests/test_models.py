@@ -72,3 +72,8 @@ def test_worst_case_bounds_any_tokenisation() -> None:
     req = request("héllo " * 100)
     worst = price.worst_case(req)
     assert worst >= price.cost(len(req.messages[0].content.encode()), req.max_tokens)
+
+
+def test_options_may_follow_the_kind_directly() -> None:
+    model = create_model("mock,latency=0.001")
+    assert asyncio.run(model.generate(request("x"))).text.startswith("Answer")

@@ -97,3 +97,11 @@ def test_optional_fields_types(cli, tmp_path: Path) -> None:
     for field in ("context.0.id", "tags", "metadata", "reference"):
         assert f"{path}:2: {field}:" in result.stderr
     assert ":1:" not in result.stderr
+
+
+def test_duplicate_id_reported_on_a_line_with_other_errors(cli, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [make_case("a"), make_case("a", turns="no")])
+    result = cli("validate", "--cases", path)
+    assert result.code == 2
+    assert f"{path}:2: turns:" in result.stderr
+    assert f"{path}:2: id: duplicate id 'a' (first on line 1)" in result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.errors import InputError
-from assay.jsonl import format_errors, parse_records
+from assay.jsonl import format_errors, iter_objects, parse_records
 from assay.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
@@ -16,11 +16,18 @@ __all__ = ["DEFAULT_CASES", "Case", "load_cases"]
 def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
     """Load and validate a catalogue; raise InputError listing every problem found."""
     records, errors = parse_records(path, Case)
+    ids = [(number, case.id) for number, case in records]
+    if errors:  # a line with other problems may still repeat an id: check the raw objects
+        ids = [
+            (number, obj["id"])
+            for number, obj in iter_objects(path)
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"].strip()
+        ]
     first_line: dict[str, int] = {}
-    for number, case in records:
-        first = first_line.setdefault(case.id, number)
+    for number, case_id in ids:
+        first = first_line.setdefault(case_id, number)
         if first != number:
-            errors.append((number, f"id: duplicate id {case.id!r} (first on line {first})"))
+            errors.append((number, f"id: duplicate id {case_id!r} (first on line {first})"))
     if errors:
         raise InputError(format_errors(path, errors))
     if not records and not allow_empty:

@@ -336,6 +336,12 @@ def decide(
     if paired is not None and BASELINE in summaries and candidate in summaries:
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config))
+            result.notes.extend(
+                f"{metric}: not scored, so its guard was skipped"
+                for metric in config.guard
+                if metric not in summaries[BASELINE].means
+                or metric not in summaries[candidate].means
+            )
             if risks is not None:
                 result.notes.append("risk tiers apply to the stats gate only")
         else:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.gate import calibration_checks
 from assay.jsonl import atomic_writer, load_records, write_jsonl
+from assay.models.llamacpp import QUALITY_NOTE
 from assay.records import Case, Comparison, ScoreRow, Trial
 from assay.reports.build import DRILLDOWN, build_report
 from assay.reports.model import Report
@@ -164,6 +165,8 @@ def evaluate(
     errored = sum(1 for t in trials if t.error is not None)
     if errored:
         notes.append(f"{errored} errored trial(s) were not scored")
+    if any(made_by_embedded_model(t) for t in trials):
+        notes.append(f"answers were {QUALITY_NOTE}")
     analysis = analyse(
         rows,
         rubric,
@@ -189,6 +192,12 @@ def evaluate(
         cases_shown=cases_shown,
     )
     return Evaluation(analysis=analysis, results=results, report=report, notes=notes)
+
+
+def made_by_embedded_model(trial: Trial) -> bool:
+    """Whether the embedded llama.cpp model wrote this answer (directly or inside an agent)."""
+    inner = (trial.state.model_extra or {}).get("agent_model") if trial.state else None
+    return trial.runner.startswith("llamacpp:") or str(inner or "").startswith("llamacpp:")
 
 
 def pick_candidate(configured: str, conditions: Sequence[str]) -> str:

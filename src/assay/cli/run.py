@@ -14,6 +14,7 @@ from assay.cli.output import err, out, print_json, progress
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.errors import InputError
 from assay.models.cli_formats import FORMATS
+from assay.models.llamacpp import QUALITY_NOTE
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.records import Case
@@ -321,6 +322,8 @@ def run(
     finally:
         handle.close()
     report_result(result, output, store, json_output)
+    if any(c.model.startswith("llamacpp:") for c in conditions) and not json_output:
+        out(f"note: answers {QUALITY_NOTE}")
     if suite is not None:
         raise typer.Exit(chain_after_run(suite, request, result, store, json_output))
     raise typer.Exit(result.exit_code)

@@ -40,9 +40,14 @@ Factory = Callable[[str, ModelOptions], Model]
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """`openai:gpt-4o` -> ("openai", "gpt-4o"); `mock` -> ("mock", "")."""
-    prefix, _, rest = spec.strip().partition(":")
-    return prefix, rest
+    """`openai:gpt-4o` -> ("openai", "gpt-4o"); `mock` -> ("mock", "");
+    `mock,latency=0.1` -> ("mock", "latency=0.1") (options may follow the kind directly)."""
+    spec = spec.strip()
+    colon, comma = spec.find(":"), spec.find(",")
+    cut = comma if comma != -1 and (colon == -1 or comma < colon) else colon
+    if cut == -1:
+        return spec, ""
+    return spec[:cut], spec[cut + 1 :]
 
 
 def register(prefix: str, target: str) -> None:
