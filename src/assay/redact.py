@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _SECRET_NAME = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|AUTH)", re.IGNORECASE)
@@ -23,27 +24,30 @@ def secret_values() -> list[str]:
     )
 
 
-def scrub_known(text: str) -> str:
+def scrub_known(text: str, secrets: Sequence[str] | None = None) -> str:
     """Replace only the secret values assay holds (see `secret_values`) by `[redacted]`.
 
     For successful model output: a model that echoes a key must not get it written, but
     key-like text a model legitimately writes (`api_key="..."` in example code) is content to
     evaluate, so the pattern rules of `scrub` (meant for provider error bodies) do not apply.
     """
-    for value in secret_values():
+    for value in secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, "[redacted]")
     return text
 
 
-def scrub_known_value(value: Any) -> Any:
+def scrub_known_value(value: Any, secrets: Sequence[str] | None = None) -> Any:
     """`scrub_known` every string inside a JSON-like value (dicts, lists), keys included."""
+    secrets = secret_values() if secrets is None else secrets
     if isinstance(value, str):
-        return scrub_known(value)
+        return scrub_known(value, secrets)
     if isinstance(value, dict):
-        return {scrub_known_value(k): scrub_known_value(v) for k, v in value.items()}
+        return {
+            scrub_known_value(k, secrets): scrub_known_value(v, secrets) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [scrub_known_value(v) for v in value]
+        return [scrub_known_value(v, secrets) for v in value]
     return value
 
 

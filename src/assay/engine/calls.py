@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
+from collections.abc import Sequence
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -17,7 +19,7 @@ from assay.executors import Executor, LocalExecutor
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
-from assay.redact import scrub_known, scrub_known_value
+from assay.redact import scrub_known, scrub_known_value, secret_values
 from assay.store import Store
 
 
@@ -40,14 +42,14 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
     )
 
 
-def without_secrets(response: Response) -> Response:
+def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
     """The response with every secret value assay holds redacted (text and agent state).
 
     Every model call goes through the Caller, so this one place keeps an echoed key out of
     the call cache, trials, judgments and everything derived from them.
     """
-    text = scrub_known(response.text)
-    state = scrub_known_value(response.state) if response.state is not None else None
+    text = scrub_known(response.text, secrets)
+    state = scrub_known_value(response.state, secrets) if response.state is not None else None
     if text == response.text and state == response.state:
         return response
     return dataclasses.replace(response, text=text, state=state)
@@ -58,13 +60,23 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class _Backoff:
-    """Exponential backoff with jitter, never sooner than the server's Retry-After."""
+    """Exponential backoff with jitter, never sooner than the server's Retry-After.
+
+    `first` is the wait after the bare first attempt; `later` continues the same doubling
+    sequence for tenacity's attempts.
+    """
 
     def __init__(self, initial: float, maximum: float) -> None:
-        self._base = wait_exponential_jitter(multiplier=initial, max=maximum, jitter=initial)
+        self.initial = initial
+        self.maximum = maximum
+        self._later = wait_exponential_jitter(multiplier=2 * initial, max=maximum, jitter=initial)
 
-    def __call__(self, state: RetryCallState) -> float:
-        delay = float(self._base(state))
+    def first(self, exc: ModelError) -> float:
+        delay = min(self.maximum, self.initial + random.uniform(0, self.initial))
+        return max(delay, exc.retry_after or 0.0)
+
+    def later(self, state: RetryCallState) -> float:
+        delay = float(self._later(state))
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, ModelError) and exc.retry_after is not None:
             delay = max(delay, exc.retry_after)
@@ -81,13 +93,15 @@ class _RetryAfterTooLong(stop_base):
     def __init__(self, maximum: float) -> None:
         self.maximum = maximum
 
-    def __call__(self, state: RetryCallState) -> bool:
-        exc = state.outcome.exception() if state.outcome else None
+    def exceeds(self, exc: BaseException | None) -> bool:
         return (
             isinstance(exc, ModelError)
             and exc.retry_after is not None
             and exc.retry_after > self.maximum
         )
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return self.exceeds(state.outcome.exception() if state.outcome else None)
 
 
 class Caller:
@@ -120,6 +134,7 @@ class Caller:
         self._concurrency = concurrency
         self.calls = 0
         self.cache_hits = 0
+        self.secrets = secret_values()  # read once: the environment's keys when the run starts
 
     def limiter(self, model: Model) -> AdaptiveLimiter:
         """One adaptive limit per model."""
@@ -135,7 +150,7 @@ class Caller:
             hit = self.store.cached(key)
             if hit is not None:
                 self.cache_hits += 1
-                return without_secrets(Response(**hit))
+                return without_secrets(Response(**hit), self.secrets)
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
         if not await self.budget.reserve_when_settled(worst):
@@ -143,14 +158,14 @@ class Caller:
         cost = 0.0
         try:
             request.budget_usd = self.budget.remaining()
-            response = without_secrets(await self._with_retries(model, request))
+            response = without_secrets(await self._with_retries(model, request), self.secrets)
             cost = response.cost_usd or 0.0
         finally:
             self.budget.settle(worst, cost)
             if cost and self.ledger is not None:
                 queue_spend(self.store, self.ledger, cost)
         if use_cache:
-            self.store.queue_cache(key, dataclasses.asdict(response))
+            self.store.queue_cache(key, response.as_dict())
         return response
 
     def forget(self, model: Model, request: Request) -> None:
@@ -161,31 +176,40 @@ class Caller:
         )
 
     async def _with_retries(self, model: Model, request: Request) -> Response:
+        """The first attempt runs bare (the common case costs no retry machinery); after a
+        retryable failure tenacity retries with backoff, never sooner than Retry-After."""
         limiter = self.limiter(model)
+        try:
+            return await self._attempt(model, request, limiter)
+        except ModelError as exc:
+            if not exc.retryable or self.retries == 0 or self._too_long.exceeds(exc):
+                raise
+            await asyncio.sleep(self.backoff.first(exc))
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries + 1) | self._too_long,
-            wait=self.backoff,
+            stop=stop_after_attempt(self.retries) | self._too_long,
+            wait=self.backoff.later,
             retry=retry_if_exception(_retryable),
             reraise=True,
         )
         async for attempt in retrying:
             with attempt:
-                await limiter.acquire()
-                self.calls += 1
-                try:
-                    response = await asyncio.wait_for(
-                        self.executor.generate(model, request), timeout=request.timeout_s
-                    )
-                except TimeoutError:
-                    raise ModelError(
-                        f"timeout after {request.timeout_s}s", retryable=True
-                    ) from None
-                except ModelError as exc:
-                    if exc.overload:
-                        limiter.on_overload()
-                    raise
-                finally:
-                    limiter.release()
-                limiter.on_success()
-                return response
-        raise AssertionError("unreachable")  # pragma: no cover
+                return await self._attempt(model, request, limiter)
+        raise AssertionError("unreachable")  # pragma: no cover  (reraise=True)
+
+    async def _attempt(self, model: Model, request: Request, limiter: AdaptiveLimiter) -> Response:
+        """One call within the model's concurrency limit and the per-call timeout."""
+        await limiter.acquire()
+        self.calls += 1
+        try:
+            async with asyncio.timeout(request.timeout_s):
+                response = await self.executor.generate(model, request)
+        except TimeoutError:
+            raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
+        except ModelError as exc:
+            if exc.overload:
+                limiter.on_overload()
+            raise
+        finally:
+            limiter.release()
+        limiter.on_success()
+        return response

@@ -42,6 +42,17 @@ class Response:
     model: str | None = None
     state: dict[str, Any] | None = None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (what the call cache stores)."""
+        return {
+            "text": self.text,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "state": self.state,
+        }
+
 
 class ModelError(Exception):
     """A failed call. `retryable` errors are retried with backoff; `overload` halves concurrency."""

@@ -70,7 +70,11 @@ class OpenAIModel:
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
+            )
         return self._session
 
     def _body(self, request: Request) -> bytes:

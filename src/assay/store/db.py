@@ -10,6 +10,8 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +83,8 @@ class Store:
         pending, self._pending = self._pending, []
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            for sql, params in pending:
-                self.db.execute(sql, params)
+            for sql, group in groupby(pending, key=itemgetter(0)):  # runs of one statement
+                self.db.executemany(sql, [params for _, params in group])
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
