@@ -135,13 +135,14 @@ def test_input_errors_are_scrubbed_when_printed(
 def test_model_output_loses_only_the_keys_assay_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     from assay.engine.calls import without_secrets
     from assay.models.base import Response
+    from assay.redact import secret_values
 
     secret = "canary" + uuid.uuid4().hex
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     example = 'client = OpenAI(api_key="sk-example-0123456789")  # Bearer abcdefghij'
     reply = Response(f"{example}\nyour key: {secret}", state={"notes": [secret], "k": 1})
-    clean = without_secrets(reply)
+    clean = without_secrets(reply, secret_values())
     # The known value goes everywhere; key-shaped text a model writes is content, kept.
     assert clean.text == f"{example}\nyour key: [redacted]"
     assert clean.state == {"notes": ["[redacted]"], "k": 1}
-    assert without_secrets(Response(example)).text == example
+    assert without_secrets(Response(example), secret_values()).text == example
