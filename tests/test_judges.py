@@ -526,3 +526,9 @@ def test_length_normalisation_rule() -> None:
     assert agg.length_normalised(4.0, 80, 20, 1, 5) == 3.0  # two doublings: -1
     assert agg.length_normalised(4.0, 10, 20, 1, 5) == 4.0  # shorter: no bonus
     assert agg.length_normalised(1.5, 640, 20, 1, 5) == 1.0  # clipped to the scale
+
+
+def test_judge_help_documents_the_confidence_formula(cli) -> None:
+    text = " ".join(cli("judge", "--help").stdout.split())
+    assert "f = 0.6 + 0.4 * min(1, q/Q)" in text
+    assert "min(0.95, 0.5 + 0.45 * min(1, q/Q))" in text
