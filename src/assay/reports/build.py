@@ -195,10 +195,10 @@ def _judges(analysis: Analysis, comparisons: Sequence[Comparison]) -> list[Judge
         extra = comparison.model_extra or {}
         model = extra.get("judge_model")
         sha = extra.get("judge_prompt_sha256")
-        judge = model if isinstance(model, str) and model else comparison.judge
+        name = model if isinstance(model, str) and model else comparison.judge
         prompt = sha if isinstance(sha, str) and sha else None
-        if judge or prompt:
-            counts["comparisons", judge or "unknown", prompt] += 1
+        if name or prompt:
+            counts["comparisons", name or "unknown", prompt] += 1
     return [
         JudgeProvenance(source=source, judge=judge, prompt_sha256=prompt, rows=n)
         for (source, judge, prompt), n in sorted(
