@@ -1,4 +1,5 @@
-"""Benchmark the statistics commands on 100,000 rows each: winrate (raw), rank, calibrate.
+"""Benchmark the statistics commands on 100,000 rows each: score, winrate (raw), rank,
+calibrate.
 
 Each command runs as a user would run it (`python -m assay ...` in a subprocess, so interpreter
 start-up and imports are included) on synthetic files written to a temporary folder.
@@ -25,6 +26,27 @@ ROOT = Path(__file__).resolve().parents[1]
 def write(path: Path, rows: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")
+
+
+def score_rows(n: int, rng: random.Random) -> list[dict[str, object]]:
+    """n Score rows: baseline and candidate, 3 trials of n/6 cases, the rubric's 5 metrics."""
+    rows: list[dict[str, object]] = []
+    for i in range(n):
+        condition = ("baseline", "candidate")[i % 2]
+        shift = 0.2 if condition == "candidate" else 0.0
+        rows.append(
+            {
+                "case_id": f"case-{i // 6}",
+                "trial": (i // 2) % 3 + 1,
+                "condition": condition,
+                **{m: min(5.0, rng.randint(1, 5) + shift) for m in METRICS},
+                "source": "judge:bench",
+            }
+        )
+    return rows
 
 
 def comparisons_vs_baseline(n: int, rng: random.Random) -> list[dict[str, object]]:
@@ -105,10 +127,15 @@ def main() -> None:
     figures: dict[str, object] = {"rows": n}
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
+        scored = write(tmp / "scores.jsonl", score_rows(n, rng))
         versus = write(tmp / "versus.jsonl", comparisons_vs_baseline(n, rng))
         pairs = write(tmp / "games.jsonl", games(n, rng))
         labelled = write(tmp / "labels.jsonl", labels(n, rng))
         base = ["--baseline", "baseline", "--json"]
+        timed(
+            ["score", str(scored), "--json"],
+            tmp, figures, "score", f"score (paired bootstrap gate), {n} score rows",
+        )  # fmt: skip
         timed(
             ["winrate", "--comparisons", str(versus), *base],
             tmp,
@@ -138,7 +165,7 @@ def main() -> None:
     figures["under_10s"] = all(
         float(v) < 10
         for k, v in figures.items()
-        if k in ("winrate_s", "rank_s") and isinstance(v, float)
+        if k in ("score_s", "winrate_s", "rank_s") and isinstance(v, float)
     )
     print(json.dumps(figures))
 

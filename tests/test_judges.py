@@ -526,3 +526,33 @@ def test_length_normalisation_rule() -> None:
     assert agg.length_normalised(4.0, 80, 20, 1, 5) == 3.0  # two doublings: -1
     assert agg.length_normalised(4.0, 10, 20, 1, 5) == 4.0  # shorter: no bonus
     assert agg.length_normalised(1.5, 640, 20, 1, 5) == 1.0  # clipped to the scale
+
+
+def test_judge_help_documents_the_confidence_formula(cli) -> None:
+    text = " ".join(cli("judge", "--help").stdout.split())
+    assert "f = 0.6 + 0.4 * min(1, q/Q)" in text
+    assert "min(0.95, 0.5 + 0.45 * min(1, q/Q))" in text
+
+
+def test_length_biased_judge_prefers_the_longer_of_two_long_responses(
+    cli: Any, tmp_path: Path
+) -> None:
+    """Both past the direct mark's 60-word cap: pairwise still picks the longer one."""
+    long, longer = " ".join(["word"] * 80), " ".join(["word"] * 120)
+    files = {
+        "cases": write_jsonl(tmp_path / "c.jsonl", [make_case("c0"), make_case("c1")]),
+        "trials": write_jsonl(
+            tmp_path / "t.jsonl",
+            [
+                trial("c0", "baseline", long),
+                trial("c0", "candidate", longer),
+                trial("c1", "baseline", longer + " more"),
+                trial("c1", "candidate", longer),
+            ],
+        ),
+        "out": tmp_path / "o.jsonl",
+        "store": tmp_path / "s.db",
+    }
+    assert judge(cli, files, "--judge", "mock:longer", "--mode", "pairwise").code == 0
+    verdicts = {row["case_id"]: row["verdict"] for row in rows(files["out"])}
+    assert verdicts == {"c0": "b", "c1": "a"}

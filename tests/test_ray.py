@@ -23,6 +23,7 @@ from assay.store import Store
 from conftest import make_case, write_jsonl
 
 SRC = str(Path(assay.__file__).resolve().parents[1])
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "support-agent"
 TIMINGS = ("latency_s", "created_at")
 
 
@@ -234,6 +235,24 @@ def test_ray_executor_matches_local_records(ray_cluster: dict[str, Any], tmp_pat
     )
     assert again.returncode == 0 and json.loads(again.stdout)["calls"] == 0
     assert content(ray_out) == content(local_out)
+    # The LangGraph support agent (a python: runner with its own inner model) on six cases.
+    agent = (
+        "--cases", EXAMPLE / "cases.jsonl", "--model", f"python:{EXAMPLE / 'agent.py'}:run",
+        "--param", "agent_model=mock", "--param", "guardrails=true", "--allow-unmetered",
+        *(arg for i in range(1, 7) for arg in ("--case", f"sa-{i:03d}")), "--trials", "2",
+        "--json",
+    )  # fmt: skip
+    local_agent, ray_agent = tmp_path / "agent-local.jsonl", tmp_path / "agent-ray.jsonl"
+    local = assay_run(*agent, "--output", local_agent, "--store", tmp_path / "agent-local.db")
+    assert local.returncode == 0, local.stderr
+    remote = assay_run(*agent, "--executor", "ray", "--ray-address", ray_cluster["address"],
+                       "--output", ray_agent, "--store", tmp_path / "agent-ray.db",
+                       env=ray_cluster["env"])  # fmt: skip
+    assert remote.returncode == 0, remote.stderr
+    assert json.loads(remote.stdout)["calls"] == 6 * 2  # each trial ran as a Ray task
+    assert len(content(ray_agent)) == 6 * 2
+    assert all(t["state"] and t["error"] is None for t in content(ray_agent).values())
+    assert content(ray_agent) == content(local_agent)
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -67,6 +68,9 @@ def fixture_files(tmp_path: Path) -> dict[str, Path]:
             "b": "candidate",
             "verdict": v,
             "consistent": v != "tie",
+            "judge": "mock:longer",
+            "judge_model": "mock:longer",
+            "judge_prompt_sha256": hashlib.sha256(b"pairwise prompt v1").hexdigest(),
         }
         for i, v in enumerate(["b", "b", "a", "tie", "a", "b"])
     ]
@@ -100,6 +104,35 @@ def test_reports_match_golden_files(cli, tmp_path: Path) -> None:
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert markdown.startswith("## ❌ assay report: FAIL")
     assert "leaks the account number" in markdown
+
+
+def test_reports_show_each_judge_model_and_prompt_hash(cli, tmp_path: Path) -> None:
+    """A change of judge prompt mid-way shows as two provenance rows in every format."""
+    files = fixture_files(tmp_path)
+    old, new = (hashlib.sha256(t).hexdigest() for t in (b"prompt v1", b"prompt v2"))
+    rows = [json.loads(line) for line in files["scores"].read_text().splitlines()]
+    for index, row in enumerate(rows):
+        row.update(
+            source="judge:mock:rubric",
+            judge_model="mock:rubric",
+            judge_prompt_sha256=old if index < 4 else new,
+        )
+    write_jsonl(files["scores"], rows)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", files["scores"], "--comparisons", files["comparisons"],
+        "--out", out, "--format", "md,json,html",
+    )  # fmt: skip
+    assert result.code in (0, 1), result.stderr
+    judges = json.loads((out / "report.json").read_text())["judges"]
+    assert {(j["source"], j["judge"], j["prompt_sha256"], j["rows"]) for j in judges} == {
+        ("scores", "mock:rubric", old, 4),
+        ("scores", "mock:rubric", new, 8),
+        ("comparisons", "mock:longer", hashlib.sha256(b"pairwise prompt v1").hexdigest(), 6),
+    }
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert old in text and new in text and "mock:rubric" in text, name
 
 
 def test_report_json_validates_against_its_schema(cli, tmp_path: Path) -> None:

@@ -146,3 +146,22 @@ def test_bad_input(cli: Any, tmp_path: Path) -> None:
     result = cli("winrate", "--comparisons", path, "--baseline", "base")
     assert result.code == 2 and "no comparison involves the baseline 'base'" in result.stderr
     assert cli("winrate", "--comparisons", path).code == 2  # --baseline is required
+
+
+def test_length_controlled_without_lengths_says_why_on_stderr(cli: Any, tmp_path: Path) -> None:
+    rows = [
+        {"case_id": f"c{i}", "a": "base", "b": "m", "verdict": v}
+        for i, v in enumerate(["b", "b", "a", "tie"])
+    ]
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    for extra in ((), ("--json",)):
+        result = cli(
+            "winrate", "--comparisons", path, "--baseline", "base", "--length-controlled", *extra
+        )
+        assert result.code == 0, result.stderr
+        assert "no LC win rate for m" in result.stderr
+        assert "len_a/len_b" in result.stderr
+    assert result.json()["models"]["m"]["length_controlled_win_rate"] is None
+    assert result.json()["models"]["m"]["win_rate"] is not None
+    quiet = cli("winrate", "--comparisons", path, "--baseline", "base")
+    assert quiet.code == 0 and quiet.stderr == ""

@@ -95,6 +95,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             notes=s.notes,
             evidence=evidence_text(s),
             judge_prompt_sha256=s.judge_prompt_sha256,
+            judge_model=s.judge_model,
         )
         for s in scores
     ]

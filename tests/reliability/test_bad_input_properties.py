@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -215,6 +216,47 @@ def suite_files(draw: st.DrawFn) -> BadFile:
     return BadFile(f"{VALID_SUITE}{conditions}".encode(), None, "bad conditions")  # fmt: skip
 
 
+# -- rubric files (YAML) --------------------------------------------------------------------------
+
+VALID_RUBRIC: dict[str, Any] = {
+    "name": "helpfulness",
+    "description": "How well it solves the problem",
+    "scale": "1-3",
+    "levels": [
+        {"score": n, "label": f"level {n}", "description": f"meets {n} of 3",
+         "characteristics": [f"trait {n}"]}
+        for n in (1, 2, 3)
+    ],
+}  # fmt: skip
+
+
+@st.composite
+def rubric_files(draw: st.DrawFn) -> BadFile:
+    valid = yaml.safe_dump(VALID_RUBRIC, sort_keys=False)
+    choice = draw(
+        st.sampled_from(["bytes", "utf8", "syntax", "not a mapping", "type", "levels", "deep"])
+    )
+    if choice == "bytes":
+        return BadFile(draw(st.binary(min_size=1, max_size=200)), None, "random bytes")
+    if choice == "utf8":
+        return BadFile(valid.encode() + b'domain: "\xff\xfe"\n', None, "invalid UTF-8")
+    if choice == "syntax":
+        junk = draw(st.sampled_from(["levels: [", "name: 'open", ": :", "\t- x", "{"]))
+        return BadFile(f"{valid}{junk}\n".encode(), None, "YAML syntax")
+    if choice == "not a mapping":
+        value = draw(json_values.filter(lambda v: not isinstance(v, dict)))
+        return BadFile(yaml.safe_dump(value).encode(), None, "not a mapping")
+    if choice == "type":
+        key = draw(st.sampled_from(sorted(VALID_RUBRIC)))
+        value = draw(wrong_type(VALID_RUBRIC[key]))
+        return BadFile(yaml.safe_dump({**VALID_RUBRIC, key: value}).encode(), None, f"type {key}")
+    if choice == "levels":
+        levels = VALID_RUBRIC["levels"][: draw(st.integers(0, 2))]
+        return BadFile(yaml.safe_dump({**VALID_RUBRIC, "levels": levels}).encode(), None, "levels")
+    n = draw(st.integers(2000, 20000))
+    return BadFile(f"{valid}edge_cases: {'[' * n}{']' * n}\n".encode(), None, "deep nesting")
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 
@@ -279,6 +321,7 @@ KINDS: dict[str, st.SearchStrategy[BadFile]] = {
     "scores": jsonl_files(valid_score, ScoreRow, "case_id"),
     "comparisons": jsonl_files(valid_comparison, Comparison, "case_id"),
     "labels": jsonl_files(valid_label, Label, "item_id"),
+    "rubric": rubric_files(),
 }
 FILE_NAMES = {
     "cases": "cases.jsonl",
@@ -287,6 +330,7 @@ FILE_NAMES = {
     "scores": "scores.jsonl",
     "comparisons": "comparisons.jsonl",
     "labels": "labels.jsonl",
+    "rubric": "rubric.yaml",
 }
 
 TARGETS = [
@@ -313,6 +357,43 @@ TARGETS = [
     Target("bias", "comparisons", lambda f, wd: ["bias", "--comparisons", f]),
     Target("calibrate", "labels", lambda f, wd: [
         "calibrate", "--labels", f, "--store", wd / "store.db"], ("store.db",)),
+]  # fmt: skip
+
+VALID = {"trials": valid_trial, "scores": valid_score, "comparisons": valid_comparison}
+
+
+def valid_file(workdir: Path, kind: str) -> Path:
+    """A valid file of `kind` beside the bad one (the other input of a two-file command)."""
+    path = workdir / f"valid-{kind}.jsonl"
+    path.write_text("".join(json.dumps(VALID[kind](i)) + "\n" for i in range(4)))
+    return path
+
+
+def judge_argv(workdir: Path, *extra: str | Path) -> list[str | Path]:
+    return ["judge", "--judge", "mock:fair", "--allow-unmetered", "--output",
+            workdir / "out.jsonl", "--store", workdir / "store.db", *extra]  # fmt: skip
+
+
+TARGETS += [
+    Target("history", "scores", lambda f, wd: [
+        "history", "--add-scores", f, "--run", "run-1", "--store", wd / "store.db"],
+        ("store.db",), (0, 1)),
+    Target("bias", "scores", lambda f, wd: [
+        "bias", "--comparisons", valid_file(wd, "comparisons"), "--scores", f,
+        "--trials", valid_file(wd, "trials")]),
+    Target("report", "comparisons", lambda f, wd: [
+        "report", "--scores", valid_file(wd, "scores"), "--weights", "correctness=1,safety=1",
+        "--comparisons", f,
+        "--out", wd / "reports"], ("reports",), GATED),
+    Target("report", "labels", lambda f, wd: [
+        "report", "--scores", valid_file(wd, "scores"), "--weights", "correctness=1,safety=1",
+        "--labels", f,
+        "--out", wd / "reports"], ("reports",), GATED),
+    Target("judge", "cases", lambda f, wd: judge_argv(
+        wd, "--cases", f, "--trials", valid_file(wd, "trials")), RUN_OUT),
+    Target("judge", "rubric", lambda f, wd: judge_argv(
+        wd, "--rubric", f, "--cases", wd / "cases.jsonl", "--trials", valid_file(wd, "trials")),
+        RUN_OUT),
 ]  # fmt: skip
 
 _counter = itertools.count()

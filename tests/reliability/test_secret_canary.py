@@ -1,9 +1,11 @@
 """Secrets: with canary API keys in the environment, nothing assay writes or prints contains
-them, even when the provider's error body echoes the request's credentials."""
+them, even when the provider's error body echoes the request's credentials: run, judge,
+report (every format) and review export."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -15,6 +17,40 @@ from reliability_support import read_jsonl
 
 from assay.redact import scrub, scrub_value
 from conftest import make_case, write_jsonl
+
+
+def review_some(trials: Path, cases: Path, store: Path) -> int:
+    """Answer the first item in scores mode and in pairwise mode, as a reviewer would."""
+    from starlette.testclient import TestClient
+
+    from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
+
+    saved = 0
+    forms: dict[str, dict[str, str]] = {
+        "scores": {
+            f"r{slot}_{m}": "3"
+            for slot in (1, 2)
+            for m in ("correctness", "autonomy", "actionability", "safety", "concision")
+        },
+        "pairwise": {"winner": "1", "notes": "first is better"},
+    }
+    for mode, form in forms.items():
+        review = open_review_set(
+            trials_path=trials, cases_path=cases, run_id=None, store_path=store,
+            a="baseline", b="candidate", mode=mode,
+        )  # fmt: skip
+        app = create_app(ReviewConfig(review=review, store=ReviewStore(store), mode=mode))
+        with TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False) as client:
+            client.get("/?reviewer=ann")
+            for index in range(10):  # an errored trial cannot be scored: take the next item
+                page = client.get(f"/item/{index}")
+                csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+                assert page.status_code == 200 and csrf, page.text[:300]
+                posted = client.post(f"/item/{index}", data={"csrf": csrf.group(1), **form})
+                if posted.status_code == 303:
+                    saved += 1
+                    break
+    return saved
 
 
 def canaries() -> dict[str, str]:
@@ -40,7 +76,7 @@ def files_containing(root: Path, needles: list[str]) -> list[str]:
     "rates", [{"echo-auth": 0.2, "echo-key": 0.2, "500": 0.1, "truncated": 0.1}]
 )
 def test_canary_keys_never_reach_a_file_or_the_terminal(
-    tmp_path: Path, mock_server: Any, rates: dict[str, float]
+    tmp_path: Path, mock_server: Any, rates: dict[str, float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keys = canaries()
     server = mock_server(rates=rates, seed=2, retry_after=0.01, judge_reply="schema")
@@ -86,15 +122,31 @@ def test_canary_keys_never_reach_a_file_or_the_terminal(
     write_jsonl(tmp_path / "paired.jsonl", paired)
     reported = subprocess.run(
         [sys.executable, "-m", "assay", "report", "--trials", "trials.jsonl", "--cases",
-         str(cases), "--scores", "paired.jsonl", "--out", "reports"],
+         str(cases), "--scores", "paired.jsonl", "--out", "reports",
+         "--format", "md,json,junit,html"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert reported.returncode in (0, 1), reported.stderr
-    assert list((tmp_path / "reports").iterdir())
+    written = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert written == ["report.html", "report.json", "report.junit.xml", "report.md"]
+    # Review some trials in the web app (in-process, keys in its environment), then export.
+    for name, value in keys.items():
+        monkeypatch.setenv(name, value)
+    store = tmp_path / ".assay" / "assay.db"
+    assert review_some(tmp_path / "trials.jsonl", cases, store) == 2
+    exported = subprocess.run(
+        [sys.executable, "-m", "assay", "review", "export", "--store", str(store),
+         "--output", "human.jsonl", "--labels", "labels.jsonl",
+         "--comparisons", "human-comparisons.jsonl", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert read_jsonl(tmp_path / "human.jsonl") and read_jsonl(tmp_path / "labels.jsonl")
+    assert read_jsonl(tmp_path / "human-comparisons.jsonl")
     needles = list(keys.values())
-    assert (tmp_path / ".assay" / "assay.db").exists()
+    assert store.exists()
     assert files_containing(tmp_path, needles) == []
-    streams = [first, again, judged, reported]
+    streams = [first, again, judged, reported, exported]
     for stream in [s for p in streams for s in (p.stdout, p.stderr)]:
         assert not any(n in stream for n in needles)
 

@@ -179,7 +179,14 @@ def judge(
     (the cascade) the cheap judge scores the rubric and gives a 0-1 adequacy in one call:
     responses at or above --screen-threshold without a blocker keep the screen's scores
     (tier "screen", so every row feeds `assay score` alike); the rest go to the full judge
-    (tier "judge", or "review" when still doubtful). Pairwise mode writes Comparisons."""
+    (tier "judge", or "review" when still doubtful). Pairwise mode writes Comparisons.
+
+    Confidence, capped at 0.95: f = 0.6 + 0.4 * min(1, q/Q), q = evidence quotes found
+    verbatim in the response(s), Q = quotes expected (3 per pairwise pass, 1 per criterion).
+    Pairwise, 2 passes agreeing: min(0.95, mean pass confidence * f); disagreeing: TIE,
+    consistent=false, 0.5. N shuffles: majority verdict, min(0.95, vote share * f). Direct:
+    min(0.95, 0.5 + 0.45 * min(1, q/Q)). Panels: direct, mean confidence * (1 - mean
+    spread / scale range); pairwise, share backing the majority * their mean confidence."""
     if mode not in ("direct", "pairwise"):
         raise InputError(f"ERROR: --mode: expected direct or pairwise, got {mode!r}")
     if scale not in ("1-3", "1-5", "1-10"):

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_json
+from assay.cli.output import err, out, print_json
 from assay.errors import InputError
 
 
@@ -26,7 +26,10 @@ def winrate_command(
     length_controlled: Annotated[
         bool,
         typer.Option(
-            "--length-controlled", help="Also fit AlpacaEval 2's length-controlled win rate."
+            "--length-controlled",
+            help="Also fit AlpacaEval 2's length-controlled win rate. It needs response"
+            " lengths (len_a/len_b or --trials) on every comparison: a model missing some gets -"
+            " (null) and a note on stderr; the raw rates still print and the exit code is 0.",
         ),
     ] = False,
     trials: Annotated[
@@ -45,6 +48,13 @@ def winrate_command(
     )
     if not rates:
         raise InputError(f"ERROR: {comparisons}: no comparison involves the baseline {baseline!r}")
+    if length_controlled:
+        unfitted = sorted(n for n, r in rates.items() if r.length_controlled_win_rate is None)
+        if unfitted:
+            err(
+                f"NOTE: --length-controlled: no LC win rate for {', '.join(unfitted)}: response"
+                " lengths are missing (give len_a/len_b on every comparison, or --trials)"
+            )
     if json_output:
         print_json(
             {

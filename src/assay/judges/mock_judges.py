@@ -7,7 +7,8 @@ which only does when asked to repair its reply.
 
 * `first`    — pairwise: always prefers the response shown first; direct/screen: high marks;
   claims: always supported.
-* `longer`   — prefers the longer response; direct/screen: marks grow with length.
+* `longer`   — pairwise: always prefers the longer response (characters; a tie only on
+  equal length); direct/screen: marks grow with length (capped at 60 words).
 * `fair`     — prefers the response closer to the case's `reference` (token F1), whatever
   the order; a tie when both are equally close; direct/screen: marks from that closeness;
   claims: supported when half their words occur in the documents.
@@ -52,6 +53,13 @@ def _closeness(text: str, request: Request) -> float:
 
 def _length(text: str, request: Request) -> float:
     return min(1.0, len(text.split()) / 60)
+
+
+def _longer(first: str, second: str, request: Request) -> str:
+    """Pairwise: the longer response wins, however long both are; a tie on equal length."""
+    if len(first) == len(second):
+        return "tie"
+    return "1" if len(first) > len(second) else "2"
 
 
 def _high(text: str, request: Request) -> float:
@@ -174,7 +182,7 @@ def _repairable(request: Request) -> str:
 
 JUDGE_BEHAVIOURS: dict[str, Callable[[Request], str]] = {
     "first": judge_behaviour(_high, lambda first, second, request: "1"),
-    "longer": judge_behaviour(_length, _by(_length)),
+    "longer": judge_behaviour(_length, _longer),
     "fair": _fair,
     "malformed": _malformed,
     "repairable": _repairable,

@@ -188,6 +188,10 @@ def load_rubric(path: Path) -> Rubric:
         raise InputError(
             f"ERROR: {path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
         ) from None
+    except RecursionError:
+        raise InputError(
+            f"ERROR: {path}: not valid {path.suffix.lstrip('.') or 'YAML'}: nested too deeply"
+        ) from None
     if not isinstance(data, dict):
         raise InputError(f"ERROR: {path}: a rubric must be a mapping")
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from assay.analyze.compare import WEIGHTED, case_means
 from assay.records import Case, Comparison, Trial
@@ -17,6 +17,7 @@ from assay.reports.model import (
     ConditionRow,
     GateCheck,
     GroupRow,
+    JudgeProvenance,
     MetricDelta,
     PairwiseRow,
     Regression,
@@ -181,6 +182,31 @@ def _pairwise(comparisons: Sequence[Comparison]) -> list[PairwiseRow]:
     return rows
 
 
+def _judges(analysis: Analysis, comparisons: Sequence[Comparison]) -> list[JudgeProvenance]:
+    """Each judge configuration (model, prompt hash) with how many rows it produced; rows
+    without judge provenance (human scores, hand-written comparisons) are not counted."""
+    counts: Counter[tuple[Literal["scores", "comparisons"], str, str | None]] = Counter()
+    for rows in analysis.rows.values():
+        for row in rows:
+            if row.judge_model or row.judge_prompt_sha256:
+                judge = row.judge_model or row.source or "unknown"
+                counts["scores", judge, row.judge_prompt_sha256] += 1
+    for comparison in comparisons:
+        extra = comparison.model_extra or {}
+        model = extra.get("judge_model")
+        sha = extra.get("judge_prompt_sha256")
+        name = model if isinstance(model, str) and model else comparison.judge
+        prompt = sha if isinstance(sha, str) and sha else None
+        if name or prompt:
+            counts["comparisons", name or "unknown", prompt] += 1
+    return [
+        JudgeProvenance(source=source, judge=judge, prompt_sha256=prompt, rows=n)
+        for (source, judge, prompt), n in sorted(
+            counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")
+        )
+    ]
+
+
 def build_report(
     analysis: Analysis,
     *,
@@ -278,6 +304,7 @@ def build_report(
             TrialCounts(condition=c, trials=n, errored=e) for c, (n, e) in trial_counts.items()
         ],
         pairwise=_pairwise(comparisons),
+        judges=_judges(analysis, comparisons),
         win_tie_loss=win_tie_loss(analysis),
         lengths=length_series(analysis, by_key),
         calibration=calibration_matrices(calibration) if calibration else [],

@@ -122,6 +122,16 @@ class PairwiseRow(ReportModel):
     inconsistent: int
 
 
+class JudgeProvenance(ReportModel):
+    """Which judge configuration produced rows of the report: a change of judge model or
+    prompt shows here as a new entry."""
+
+    source: Literal["scores", "comparisons"]
+    judge: str = Field(description="the judge model(s), `+`-joined for a panel")
+    prompt_sha256: str | None = Field(description="SHA-256 of the judge prompt template")
+    rows: int
+
+
 class WinTieLoss(ReportModel):
     """Cases where a condition beat, tied or lost to baseline on one metric (case means)."""
 
@@ -242,6 +252,10 @@ class Report(ReportModel):
     scorers: list[ScorerSummary] = Field(default_factory=list)
     trials: list[TrialCounts] = Field(default_factory=list)
     pairwise: list[PairwiseRow] = Field(default_factory=list)
+    judges: list[JudgeProvenance] = Field(
+        default_factory=list,
+        description="judge model and prompt hash of the judged score rows and comparisons",
+    )
     win_tie_loss: list[WinTieLoss] = Field(default_factory=list)
     lengths: list[LengthSeries] = Field(default_factory=list)
     calibration: list[CalibrationMatrix] = Field(default_factory=list)

@@ -32,6 +32,7 @@ class ScoredTrial:
     findings: list[str] = field(default_factory=list)
     evidence: str | None = None
     judge_prompt_sha256: str | None = None
+    judge_model: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -113,6 +114,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
                 notes=record.notes,
                 evidence=evidence_text(record),
                 judge_prompt_sha256=record.judge_prompt_sha256,
+                judge_model=record.judge_model,
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]
