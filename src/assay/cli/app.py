@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
+
+# `assay --help` lists the commands in pipeline order.
+PIPELINE_ORDER = [
+    "validate", "run", "judge", "review", "score", "calibrate", "bias", "winrate", "rank",
+    "report", "history", "rubric", "schema", "demo",
+]  # fmt: skip
+
+
+class PipelineGroup(TyperGroup):
+    """A command group that lists its commands in the order the pipeline uses them."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        rank = {name: index for index, name in enumerate(PIPELINE_ORDER)}
+        return sorted(names, key=lambda name: rank.get(name, len(rank)))
+
 
 app = typer.Typer(
     name="assay",
+    cls=PipelineGroup,
     help="Evaluate LLM prompts, models and agents before they ship: run, score, judge, gate, report.",
     no_args_is_help=True,
     add_completion=False,

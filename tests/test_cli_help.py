@@ -1,0 +1,27 @@
+"""Every command DESIGN.md names exists and has --help."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.cli.app import PIPELINE_ORDER
+
+DESIGN_COMMANDS = ["validate", "run", "judge", "review", "score", "calibrate", "bias",
+                   "winrate", "rank", "report", "history", "schema", "demo"]  # fmt: skip
+
+
+def test_help_lists_every_command_in_pipeline_order(cli) -> None:
+    result = cli("--help")
+    assert result.code == 0
+    listed = [
+        line.split()[0] for line in result.stdout.split("Commands:")[1].splitlines() if line.strip()
+    ]
+    assert listed == PIPELINE_ORDER
+    assert set(DESIGN_COMMANDS) <= set(listed)
+
+
+@pytest.mark.parametrize("command", PIPELINE_ORDER)
+def test_every_command_has_help(cli, command: str) -> None:
+    result = cli(command, "--help")
+    assert result.code == 0, result.stderr
+    assert "Usage:" in result.stdout and "--help" in result.stdout
