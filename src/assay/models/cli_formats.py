@@ -1,6 +1,6 @@
 """Parsers for what agent CLIs print: `text`, `claude-json` and `codex-jsonl`.
 
-Each parser takes the process's stdout and returns a Parsed answer or raises ModelError;
+Each parser takes the process's stdout and returns a Response or raises ModelError;
 lines that are not part of the format (warnings, progress notes) are tolerated.
 """
 
@@ -8,28 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from assay.models.base import ModelError
+from assay.models.base import ModelError, Response
 from assay.redact import scrub
 
 FORMATS = ("text", "claude-json", "codex-jsonl")
 MESSAGE_LIMIT = 300
 # Words in an error text that say the provider was overloaded or rate limited.
 OVERLOAD_HINTS = ("overloaded", "rate limit", "rate_limit", "429", "529", "503")
-
-
-@dataclass(slots=True)
-class Parsed:
-    """An answer read from a CLI's output."""
-
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    model: str | None = None
-    state: dict[str, Any] | None = None
 
 
 def _short(text: str) -> str:
@@ -47,12 +34,12 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def parse_text(stdout: str) -> Parsed:
+def parse_text(stdout: str) -> Response:
     """The whole stdout is the answer (trailing whitespace removed); empty is an error."""
     text = stdout.rstrip()
     if not text.strip():
         raise ModelError("the command printed nothing")
-    return Parsed(text=text)
+    return Response(text=text)
 
 
 def _json_values(stdout: str) -> Iterator[Any]:
@@ -87,7 +74,7 @@ def _claude_result(stdout: str) -> dict[str, Any] | None:
     return found
 
 
-def parse_claude_json(stdout: str) -> Parsed:
+def parse_claude_json(stdout: str) -> Response:
     """`claude --output-format json`: `result` is the answer; `is_error` or a non-success
     subtype is an error; usage (cache tokens counted as input) and `total_cost_usd` kept."""
     result = _claude_result(stdout)
@@ -111,7 +98,7 @@ def parse_claude_json(stdout: str) -> Parsed:
     cost = result.get("total_cost_usd")
     models = result.get("modelUsage")
     model = next(iter(models), None) if isinstance(models, dict) and models else None
-    return Parsed(
+    return Response(
         text=text,
         input_tokens=input_tokens,
         output_tokens=_int(usage.get("output_tokens")),
@@ -123,7 +110,7 @@ def parse_claude_json(stdout: str) -> Parsed:
 AGENT_MESSAGE_TYPES = ("agent_message", "assistant_message")
 
 
-def parse_codex_jsonl(stdout: str) -> Parsed:
+def parse_codex_jsonl(stdout: str) -> Response:
     """`codex exec --json`: the last completed agent_message is the answer (all are kept in
     `state.agent_messages`); usage from the last turn.completed; a failed turn is an error."""
     messages: list[str] = []
@@ -159,7 +146,7 @@ def parse_codex_jsonl(stdout: str) -> Parsed:
             else "codex-jsonl: the command printed nothing"
         )
     usage = usage or {}
-    return Parsed(
+    return Response(
         text=messages[-1],
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
@@ -167,7 +154,7 @@ def parse_codex_jsonl(stdout: str) -> Parsed:
     )
 
 
-PARSERS: dict[str, Callable[[str], Parsed]] = {
+PARSERS: dict[str, Callable[[str], Response]] = {
     "text": parse_text,
     "claude-json": parse_claude_json,
     "codex-jsonl": parse_codex_jsonl,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -24,7 +25,7 @@ from typing import Any
 
 from assay.errors import InputError
 from assay.models.base import Message, ModelError, Request, Response
-from assay.models.cli_formats import FORMATS, PARSERS, Parsed
+from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions
 from assay.redact import scrub
@@ -260,20 +261,14 @@ class CommandModel:
         message = f"{name} {how}" + (f": {scrub(last[0][:300])}" if last[0] else "")
         return ModelError(message, detail=_detail(finished))
 
-    def _response(self, parsed: Parsed) -> Response:
+    def _response(self, parsed: Response) -> Response:
+        """The parsed answer with this runner's metering and model name applied."""
         cost = parsed.cost_usd
         if not self.metered:
             cost = None
         elif cost is None and self.price is not None and self.response_format != "text":
             cost = self.price.cost(parsed.input_tokens, parsed.output_tokens)
-        return Response(
-            text=parsed.text,
-            input_tokens=parsed.input_tokens,
-            output_tokens=parsed.output_tokens,
-            cost_usd=cost,
-            model=parsed.model or self.model,
-            state=parsed.state,
-        )
+        return dataclasses.replace(parsed, cost_usd=cost, model=parsed.model or self.model)
 
     async def aclose(self) -> None:
         return None

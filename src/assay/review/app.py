@@ -138,6 +138,16 @@ def create_app(config: ReviewConfig) -> Starlette:
         return render(request, "message.html", status=400, heading="Bad request", message=message)
 
     # -- pages ------------------------------------------------------------------------------
+    def identify(request: Request) -> tuple[str, bool] | Response:
+        """The reviewer (and whether to set their cookie), or the response that says why not."""
+        try:
+            reviewer, set_cookie = reviewer_of(request)
+        except FormError as exc:
+            return bad_request(request, str(exc))
+        if reviewer is None:
+            return RedirectResponse("/", status_code=303)
+        return reviewer, set_cookie
+
     async def index(request: Request) -> Response:
         try:
             reviewer, set_cookie = reviewer_of(request)
@@ -180,12 +190,10 @@ def create_app(config: ReviewConfig) -> Starlette:
         return remember(RedirectResponse("/next", status_code=303), reviewer, True)
 
     async def next_item(request: Request) -> Response:
-        try:
-            reviewer, set_cookie = reviewer_of(request)
-        except FormError as exc:
-            return bad_request(request, str(exc))
-        if reviewer is None:
-            return RedirectResponse("/", status_code=303)
+        who = identify(request)
+        if isinstance(who, Response):
+            return who
+        reviewer, set_cookie = who
         after_text = request.query_params.get("after", "")
         after = int(after_text) if after_text.isdigit() else None
 
@@ -198,12 +206,10 @@ def create_app(config: ReviewConfig) -> Starlette:
         return remember(RedirectResponse(target, status_code=303), reviewer, set_cookie)
 
     async def done(request: Request) -> Response:
-        try:
-            reviewer, set_cookie = reviewer_of(request)
-        except FormError as exc:
-            return bad_request(request, str(exc))
-        if reviewer is None:
-            return RedirectResponse("/", status_code=303)
+        who = identify(request)
+        if isinstance(who, Response):
+            return who
+        reviewer, set_cookie = who
         answered = await run_in_threadpool(answered_by, reviewer)
         response = render(request, "done.html", reviewer=reviewer, answered=len(answered))
         return remember(response, reviewer, set_cookie)
@@ -214,12 +220,10 @@ def create_app(config: ReviewConfig) -> Starlette:
     async def item_page(
         request: Request, posted: dict[str, Any] | None, error: str | None
     ) -> Response:
-        try:
-            reviewer, set_cookie = reviewer_of(request)
-        except FormError as exc:
-            return bad_request(request, str(exc))
-        if reviewer is None:
-            return RedirectResponse("/", status_code=303)
+        who = identify(request)
+        if isinstance(who, Response):
+            return who
+        reviewer, set_cookie = who
         item = by_index.get(request.path_params["index"])
         if item is None:
             return render(
