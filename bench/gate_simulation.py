@@ -19,10 +19,10 @@ import time
 
 import numpy as np
 
-from assay.scoring.analysis import analyse
-from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.scoring.table import ScoredTrial
-from assay.suite import GateSection
+from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.core.suite import GateSection
+from assay.evaluate.analysis import analyse
+from assay.evaluate.rows import ScoredTrial
 
 METRICS = list(DEFAULT_WEIGHTS)
 

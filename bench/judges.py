@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.judges import JudgeConfig, run_judging
-from assay.records import Case, Trial
+from assay.core.records import Case, Trial
+from assay.scorers.judge import JudgeConfig, run_judging
 from assay.store import Store
 
 WORDS = [

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models import Message, ModelError, Request, create_model, model_price
 from assay.models.anthropic import split_system
 from assay.models.pricing import Price

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models import Message, ModelError, ModelOptions, Request, create_model, model_price
 from assay.models.cli_formats import parse_claude_json, parse_codex_jsonl, parse_text
 from assay.models.pricing import Price

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from assay.core.records import Trial
 from assay.engine.budget import Budget
 from assay.engine.calls import cache_key
 from assay.engine.limiter import AdaptiveLimiter
 from assay.models import Message, Request
-from assay.records import Trial
 from conftest import make_case, write_jsonl
 
 

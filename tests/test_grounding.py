@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.records import Case, Trial
+from assay.core.records import Case, Trial
 from assay.scorers import ScoreInput, create_scorer
 from assay.scorers.grounding import claims
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.judges.prompts import template_sha256
+from assay.scorers.judge.prompts import template_sha256
 from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."
@@ -66,8 +66,8 @@ def test_screen_tier_rows_carry_rubric_scores_and_feed_score(cli: Any, tmp_path:
 
 def test_screen_blocker_goes_to_the_full_judge(cli: Any, tmp_path: Path) -> None:
     """A blocking finding is never settled by the cheap screen."""
-    from assay.judges.mock_judges import judge_behaviour
     from assay.models.mock import BEHAVIOURS
+    from assay.scorers.judge.mock import judge_behaviour
 
     base = judge_behaviour(lambda text, request: 1.0, lambda a, b, r: "tie")
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from assay.errors import InputError
-from assay.judges import aggregate as agg
-from assay.judges.bias import anonymise, family
-from assay.judges.mock_judges import token_f1
-from assay.judges.prompts import framed_responses, neutralise
-from assay.judges.runner import JudgeConfig, family_warnings
-from assay.records import Comparison, ScoreRow, Trial
+from assay.core.errors import InputError
+from assay.core.records import Comparison, ScoreRow, Trial
+from assay.scorers.judge import aggregate as agg
+from assay.scorers.judge.bias import anonymise, family
+from assay.scorers.judge.mock import token_f1
+from assay.scorers.judge.prompts import framed_responses, neutralise
+from assay.scorers.judge.session import JudgeConfig, family_warnings
 from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."

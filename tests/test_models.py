@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models import Message, ModelOptions, Request, create_model, model_price
 from assay.models.pricing import Price, lookup_price, parse_price
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from assay.schemas import SCHEMAS
+from assay.api.schemas import SCHEMAS
 from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from assay.errors import InputError
+from assay.core.errors import InputError
+from assay.core.records import Case, Trial
 from assay.models import Message, ModelError, ModelOptions, Request, create_model, model_price
 from assay.models.pricing import Price
-from assay.records import Case, Trial
 from assay.store import Store
 from conftest import make_case, write_jsonl
 

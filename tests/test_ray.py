@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 import assay
+from assay.core.records import Case
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
-from assay.executors import LocalExecutor, create_executor
-from assay.executors.ray import close_worker_models, run_call
+from assay.engine.executors import LocalExecutor, create_executor
+from assay.engine.executors.ray import close_worker_models, run_call
 from assay.models import Message, ModelError, ModelOptions, Request, Response, create_model
-from assay.records import Case
 from assay.store import Store
 from conftest import make_case, write_jsonl
 
@@ -113,7 +113,7 @@ def test_engine_never_runs_more_calls_than_executor_slots(tmp_path: Path) -> Non
 
 
 def test_executor_choice_errors_are_input_errors() -> None:
-    from assay.errors import InputError
+    from assay.core.errors import InputError
 
     with pytest.raises(InputError, match="unknown executor"):
         create_executor("dask", ModelOptions())

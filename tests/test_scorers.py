@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from assay.errors import InputError
-from assay.records import Case, Trial
+from assay.core.errors import InputError
+from assay.core.records import Case, Trial
+from assay.core.suite import Threshold
+from assay.evaluate.deterministic import run_scorers, scored_trials, threshold_checks
 from assay.scorers import SCORERS, ScoreInput, create_scorer
-from assay.scoring.deterministic import run_scorers, scored_trials, threshold_checks
-from assay.suite import Threshold
 from conftest import make_case
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from assay.stats.calibration_store import require_calibrated_judge
 from assay.store import Store
+from assay.store.calibrations import require_calibrated_judge
 from conftest import write_jsonl
 
 

@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from assay.records import ScoreRow
-from assay.stats.history import Settings, history, save_score_rows
+from assay.core.records import ScoreRow
+from assay.measure.history import Settings, history, save_score_rows
 from assay.store import Store
 from conftest import write_jsonl
 

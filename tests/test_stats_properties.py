@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.records import Comparison
-from assay.stats.bradley_terry import rank
-from assay.stats.winrate import win_rates
+from assay.core.records import Comparison
+from assay.measure.bradley_terry import rank
+from assay.measure.winrate import win_rates
 
 MIRROR = {"a": "b", "b": "a", "tie": "tie"}
 games = st.lists(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.stats.bradley_terry import rank
+from assay.measure.bradley_terry import rank
 from conftest import write_jsonl
 
 

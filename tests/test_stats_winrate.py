@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assay.records import Comparison
-from assay.stats.winrate import win_rates
+from assay.core.records import Comparison
+from assay.measure.winrate import win_rates
 from conftest import write_jsonl
 
 

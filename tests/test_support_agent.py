@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from assay.cases import load_cases
+from assay.core.cases import load_cases
+from assay.core.records import Trial
 from assay.models import Request
 from assay.models.mock import BEHAVIOURS, last_user
-from assay.records import Trial
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "support-agent"
 CITE = re.compile(r"\[cite:([A-Za-z0-9_.-]+)\]")

@@ -90,8 +90,8 @@ def test_length_controlled_win_rates_near_the_leaderboard(
 def test_single_model_file_has_no_difficulty_term(tmp_path: Path) -> None:
     need(alpaca_eval.COMPACT)
     rows = [r for r in alpaca_eval.comparisons(DATA) if r["b"] == "claude-2"]
-    from assay.records import Comparison
-    from assay.stats.winrate import win_rates
+    from assay.core.records import Comparison
+    from assay.measure.winrate import win_rates
 
     rates, _ = win_rates(
         [Comparison.model_validate(r) for r in rows],

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from assay.records import Case, Comparison, Label, ScoreRow, Trial
+from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from conftest import invoke, make_case
 
 # A modest default keeps the suite fast; ASSAY_FUZZ_EXAMPLES=300 digs deeper (same sequence).

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from reliability_support import by_key, read_jsonl
 
+from assay.core.records import Case, Trial
 from assay.engine import Condition, RunRequest, RunSettings, execute
 from assay.models import ModelOptions
 from assay.models.pricing import Price
-from assay.records import Case, Trial
 from assay.store import Store
 from conftest import make_case, write_jsonl
 

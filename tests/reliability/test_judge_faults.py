@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from reliability_support import by_key, read_jsonl
 
-from assay.records import ScoreRow
+from assay.core.records import ScoreRow
 from conftest import make_case, write_jsonl
 
 CASES = 16

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from reliability_support import read_jsonl
 
-from assay.redact import scrub, scrub_value
+from assay.core.redact import scrub, scrub_value
 from conftest import make_case, write_jsonl
 
 
@@ -185,9 +185,9 @@ def test_input_errors_are_scrubbed_when_printed(
 
 
 def test_model_output_loses_only_the_keys_assay_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.core.redact import secret_values
     from assay.engine.calls import without_secrets
     from assay.models.base import Response
-    from assay.redact import secret_values
 
     secret = "canary" + uuid.uuid4().hex
     monkeypatch.setenv("OPENAI_API_KEY", secret)

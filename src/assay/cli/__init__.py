@@ -23,8 +23,8 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     winrate,
 )
 from assay.cli.app import app
-from assay.errors import EXIT_INCOMPLETE, AssayError
-from assay.redact import scrub
+from assay.core.errors import EXIT_INCOMPLETE, AssayError
+from assay.core.redact import scrub
 
 # Typer catches a KeyboardInterrupt raised inside a command and returns this code instead
 # (typer/core.py `_main`: `except KeyboardInterrupt: raise Exit(130)`), even with

@@ -9,7 +9,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import InputError
+from assay.core.errors import InputError
 
 
 def _fmt(value: Any) -> str:
@@ -31,8 +31,8 @@ def bias_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the audit as JSON.")] = False,
 ) -> None:
     """Audit each judge for position bias and length bias."""
-    from assay.stats.bias import audit
-    from assay.stats.inputs import load_comparisons, load_scores, load_trial_lengths
+    from assay.measure.bias import audit
+    from assay.measure.inputs import load_comparisons, load_scores, load_trial_lengths
 
     if scores is not None and trials is None:
         raise InputError("ERROR: --scores: needs --trials to know the response lengths")

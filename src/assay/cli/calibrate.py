@@ -9,8 +9,8 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import EXIT_GATE_FAILED, InputError
-from assay.stats.thresholds import DEFAULT_KAPPA, DEFAULT_SAFETY_DIMS
+from assay.core.errors import EXIT_GATE_FAILED, InputError
+from assay.measure.thresholds import DEFAULT_KAPPA, DEFAULT_SAFETY_DIMS
 from assay.store import DEFAULT_STORE
 
 
@@ -44,12 +44,12 @@ def calibrate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Compare every judge rater with the human reference, per dimension (advisory unless --enforce)."""
+    from assay.core.jsonl import load_records, read_text
+    from assay.core.records import Label
     from assay.engine.plan import sha256_text
-    from assay.jsonl import load_records, read_text
-    from assay.records import Label
-    from assay.stats.agreement import Thresholds, calibrate, safety_status
-    from assay.stats.calibration_store import save_calibration
+    from assay.measure.agreement import Thresholds, calibrate, safety_status
     from assay.store import Store
+    from assay.store.calibrations import save_calibration
 
     if not 0.0 <= kappa <= 1.0:
         raise InputError(f"ERROR: --kappa: must be between 0 and 1, got {kappa}")

@@ -10,11 +10,11 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import out
 from assay.cli.run import run
-from assay.errors import EXIT_INCOMPLETE
+from assay.core.errors import EXIT_INCOMPLETE
+from assay.core.paths import examples_dir
+from assay.core.suite import DEFAULT_MODEL
 from assay.models.llamacpp import QUALITY_NOTE
-from assay.paths import examples_dir
 from assay.store import DEFAULT_STORE
-from assay.suite import DEFAULT_MODEL
 
 # A cross-section of the support-agent catalogue: answerable, out-of-scope, unsafe, urgent.
 DEMO_CASES = [

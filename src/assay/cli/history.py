@@ -9,7 +9,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import EXIT_GATE_FAILED, InputError
+from assay.core.errors import EXIT_GATE_FAILED, InputError
 from assay.store import DEFAULT_STORE
 
 
@@ -50,8 +50,8 @@ def history_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Rolling agreement with human spot checks, score drift between runs, length bias, alerts."""
-    from assay.stats.history import Settings, history, save_score_rows
-    from assay.stats.inputs import load_scores, load_trial_lengths
+    from assay.measure.history import Settings, history, save_score_rows
+    from assay.measure.inputs import load_scores, load_trial_lengths
     from assay.store import Store
 
     if add_scores is None and (run is not None or trials is not None):

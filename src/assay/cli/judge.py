@@ -7,17 +7,17 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cases import DEFAULT_CASES, load_cases
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
-from assay.errors import InputError
-from assay.jsonl import load_records, write_jsonl
-from assay.judges import JudgeConfig, JudgeResult, load_rubric, run_judging
-from assay.judges.labels import direct_labels, pairwise_labels
-from assay.judges.runner import family_warnings
+from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.core.errors import InputError
+from assay.core.jsonl import load_records, write_jsonl
+from assay.core.records import Trial
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
-from assay.records import Trial
+from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric, run_judging
+from assay.scorers.judge.labels import direct_labels, pairwise_labels
+from assay.scorers.judge.session import family_warnings
 from assay.store import DEFAULT_STORE, Store
 
 

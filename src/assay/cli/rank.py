@@ -10,7 +10,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import InputError
+from assay.core.errors import InputError
 
 
 @app.command("rank")
@@ -23,8 +23,8 @@ def rank_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
 ) -> None:
     """Rank models by Bradley–Terry strength (ties half a win each, judges pooled)."""
-    from assay.stats.bradley_terry import rank
-    from assay.stats.inputs import load_comparisons
+    from assay.measure.bradley_terry import rank
+    from assay.measure.inputs import load_comparisons
 
     records = load_comparisons(comparisons)
     games = [(c.a, c.b, c.verdict) for _, c in records]

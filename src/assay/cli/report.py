@@ -8,23 +8,23 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from assay.cases import load_cases
 from assay.cli.app import app
 from assay.cli.output import out
-from assay.errors import InputError
-from assay.jsonl import load_records
-from assay.pipeline import calibration_store, evaluate, gate_exit_code
-from assay.records import Comparison, Trial
+from assay.core.cases import load_cases
+from assay.core.errors import InputError
+from assay.core.jsonl import load_records
+from assay.core.records import Comparison, Trial
+from assay.core.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
+from assay.core.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
+from assay.evaluate.deterministic import build_scorers
+from assay.evaluate.pipeline import calibration_store, evaluate, gate_exit_code
+from assay.evaluate.rows import BASELINE, check_pairing, load_scores
 from assay.reports.build import DRILLDOWN
 from assay.reports.render import write_reports
-from assay.scoring.deterministic import build_scorers
-from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
-from assay.scoring.table import BASELINE, check_pairing, load_scores
 from assay.store import DEFAULT_STORE, Store
-from assay.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
 
 if TYPE_CHECKING:
-    from assay.stats.agreement import DimensionResult
+    from assay.measure.agreement import DimensionResult
 
 FORMATS = ("md", "json", "junit", "html")
 
@@ -56,9 +56,9 @@ def load_trials(trials: Path | None, run_id: str | None, store: Path) -> list[Tr
 def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
     """`assay calibrate`'s agreement figures on the labels (default thresholds), for the
     report's confusion matrices."""
-    from assay.jsonl import load_records
-    from assay.records import Label
-    from assay.stats.agreement import Thresholds, calibrate
+    from assay.core.jsonl import load_records
+    from assay.core.records import Label
+    from assay.measure.agreement import Thresholds, calibrate
 
     records = load_records(path, Label)
     if not records:

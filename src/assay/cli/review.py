@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from assay.cases import DEFAULT_CASES
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json
-from assay.errors import InputError
+from assay.core.cases import DEFAULT_CASES
+from assay.core.errors import InputError
 from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(

@@ -8,19 +8,19 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cases import DEFAULT_CASES, load_cases
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
+from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.core.errors import InputError
+from assay.core.records import Case
+from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
-from assay.errors import InputError
+from assay.evaluate.deterministic import build_scorers
 from assay.models.cli_formats import FORMATS
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
-from assay.records import Case
-from assay.scoring.deterministic import build_scorers
 from assay.store import DEFAULT_STORE, Store
-from assay.suite import DEFAULT_MODEL, Suite, load_suite
 
 
 def select_cases(cases: list[Case], wanted: list[str] | None) -> list[Case]:
@@ -155,8 +155,8 @@ def chain_after_run(
     suite: Suite, request: RunRequest, result: RunResult, store: Path, as_json: bool
 ) -> int:
     """`assay run SUITE.toml`: score, gate and report the run; 3 still wins when incomplete."""
-    from assay.pipeline import gate_exit_code, run_chain
-    from assay.records import Trial
+    from assay.core.records import Trial
+    from assay.evaluate.pipeline import gate_exit_code, run_chain
 
     names = {c.name for c in request.conditions}
     if "baseline" not in names or len(names) < 2:

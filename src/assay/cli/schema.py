@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from assay.api.schemas import SCHEMAS, schema_of
 from assay.cli.app import app
 from assay.cli.output import print_json
-from assay.errors import InputError
-from assay.schemas import SCHEMAS, schema_of
+from assay.core.errors import InputError
 
 
 @app.command()

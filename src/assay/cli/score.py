@@ -7,15 +7,15 @@ from typing import Annotated, Literal
 
 import typer
 
-from assay.cases import load_cases
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
-from assay.scoring.analysis import Analysis, analyse, join_cases
-from assay.scoring.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
-from assay.scoring.table import BASELINE, check_pairing, load_scores
+from assay.core.cases import load_cases
+from assay.core.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from assay.core.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
+from assay.core.suite import GateSection, Suite, load_suite, suite_cases
+from assay.evaluate.analysis import Analysis, analyse, join_cases
+from assay.evaluate.rows import BASELINE, check_pairing, load_scores
 from assay.store import DEFAULT_STORE
-from assay.suite import GateSection, Suite, load_suite, suite_cases
 
 
 def table_lines(analysis: Analysis) -> list[str]:
@@ -109,8 +109,8 @@ def score(
     check_pairing(rows, [BASELINE, name], scores)
     case_path = cases or suite_cases(loaded)
     index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
-    from assay.gate import calibration_checks
-    from assay.pipeline import calibration_store
+    from assay.evaluate.gate import calibration_checks
+    from assay.evaluate.pipeline import calibration_store
 
     calibrations = calibration_store(config, store)
     try:

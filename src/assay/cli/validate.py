@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from assay.cases import DEFAULT_CASES, load_cases
 from assay.cli.app import app
 from assay.cli.output import out, print_json
+from assay.core.cases import DEFAULT_CASES, load_cases
 
 
 @app.command()

@@ -10,7 +10,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json
-from assay.errors import InputError
+from assay.core.errors import InputError
 
 
 def _fmt(value: float | None) -> str:
@@ -38,8 +38,8 @@ def winrate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Raw win rate (ties half) with its standard error, and optionally the LC win rate."""
-    from assay.stats.inputs import load_comparisons, load_trial_lengths
-    from assay.stats.winrate import win_rates
+    from assay.measure.inputs import load_comparisons, load_trial_lengths
+    from assay.measure.winrate import win_rates
 
     records = [c for _, c in load_comparisons(comparisons)]
     lengths = load_trial_lengths(trials) if trials is not None else None

@@ -12,14 +12,14 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
+from assay.core.redact import scrub_known, scrub_known_value, secret_values
 from assay.engine.budget import Budget, queue_spend
+from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
-from assay.executors import Executor, LocalExecutor
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
-from assay.redact import scrub_known, scrub_known_value, secret_values
 from assay.store import Store
 
 

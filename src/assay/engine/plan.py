@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InputError
-from assay.jsonl import read_text
+from assay.core.errors import InputError
+from assay.core.jsonl import read_text
+from assay.core.records import Case
 from assay.models.base import Message
-from assay.records import Case
 
 
 def sha256_text(text: str) -> str:

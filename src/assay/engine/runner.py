@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.core.redact import scrub
 from assay.engine.budget import Budget, spent_so_far
 from assay.engine.calls import BudgetExhausted, Caller
+from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
-from assay.errors import EXIT_INCOMPLETE, EXIT_OK
-from assay.executors import Executor
 from assay.models.base import Message, Model, ModelError, Request, Response
-from assay.redact import scrub
 from assay.store import Store, now_iso
 
 FLUSH_EVERY_S = 0.2

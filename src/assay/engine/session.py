@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.core.errors import InputError
+from assay.core.jsonl import write_jsonl
+from assay.core.records import Case
+from assay.core.redact import scrub_value
+from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
-from assay.errors import InputError
-from assay.executors import create_executor
-from assay.jsonl import write_jsonl
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
-from assay.records import Case
-from assay.redact import scrub_value
 from assay.store import Store
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import anthropic
 
-from assay.errors import InputError
+from assay.core.errors import InputError
+from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.openai import parse_retry_after
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions
-from assay.redact import scrub
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 OVERLOAD_STATUSES = {429, 503, 529}

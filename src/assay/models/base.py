@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from assay.records import Case
+from assay.core.records import Case
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from assay.core.redact import scrub
 from assay.models.base import ModelError, Response
-from assay.redact import scrub
 
 FORMATS = ("text", "claude-json", "codex-jsonl")
 MESSAGE_LIMIT = 300

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
+from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions
-from assay.redact import scrub
 
 PLACEHOLDER = "{prompt}"
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer

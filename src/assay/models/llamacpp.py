@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import FREE, Price
 from assay.models.registry import ModelOptions

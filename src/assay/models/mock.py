@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import FREE, Price
 from assay.models.registry import ModelOptions
@@ -98,7 +98,3 @@ def create(rest: str, options: ModelOptions) -> MockModel:
             behaviour = part.strip()
     spec = f"mock:{rest}" if rest else "mock"
     return MockModel(spec, behaviour, settings, options.price)
-
-
-# The scripted judge behaviours (mock:first, mock:fair, ...) register themselves here.
-import assay.judges.mock_judges  # noqa: E402, F401

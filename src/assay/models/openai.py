@@ -15,11 +15,11 @@ from typing import Any
 
 import aiohttp
 
-from assay.errors import InputError
+from assay.core.errors import InputError
+from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions
-from assay.redact import scrub
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OVERLOAD_STATUSES = {429, 503, 529}

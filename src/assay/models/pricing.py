@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models.base import Request
 
 # Public list prices (USD per 1M tokens: input, output). `--price` overrides.

@@ -36,11 +36,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
+from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import ModelOptions
-from assay.redact import scrub
 
 STATE_KEYS = ("kind", "citations", "retrieved")
 KINDS = ("answer", "refusal", "escalation")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.models.base import Model
 from assay.models.pricing import Price
 

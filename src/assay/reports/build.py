@@ -7,8 +7,17 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from assay.analyze.compare import WEIGHTED, case_means
-from assay.records import Case, Comparison, Trial
+from assay.core.records import Case, Comparison, Trial
+from assay.core.suite import Threshold
+from assay.evaluate.analysis import Analysis
+from assay.evaluate.compare import WEIGHTED, case_means
+from assay.evaluate.deterministic import (
+    TrialResult,
+    aggregates,
+    case_metric_means,
+    threshold_misses,
+)
+from assay.evaluate.rows import BASELINE
 from assay.reports.detail import calibration_matrices, drilldown, length_series, win_tie_loss
 from assay.reports.model import (
     Blocker,
@@ -26,13 +35,9 @@ from assay.reports.model import (
     TrialCounts,
 )
 from assay.scorers import Scorer
-from assay.scoring.analysis import Analysis
-from assay.scoring.deterministic import TrialResult, aggregates, case_metric_means, threshold_misses
-from assay.scoring.table import BASELINE
-from assay.suite import Threshold
 
 if TYPE_CHECKING:
-    from assay.stats.agreement import DimensionResult
+    from assay.measure.agreement import DimensionResult
 
 DRILLDOWN = 20
 

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assay.analyze.compare import WEIGHTED
-from assay.records import Comparison, Trial
+from assay.core.records import Comparison, Trial
+from assay.evaluate.analysis import Analysis
+from assay.evaluate.compare import WEIGHTED
+from assay.evaluate.rows import BASELINE, ScoredTrial
 from assay.reports.model import (
     CalibrationMatrix,
     CaseDetail,
@@ -29,11 +31,9 @@ from assay.reports.model import (
     TrialView,
     WinTieLoss,
 )
-from assay.scoring.analysis import Analysis
-from assay.scoring.table import BASELINE, ScoredTrial
 
 if TYPE_CHECKING:
-    from assay.stats.agreement import DimensionResult
+    from assay.measure.agreement import DimensionResult
 
 MAX_POINTS = 1_000
 MAX_RESPONSE = 20_000

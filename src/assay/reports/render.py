@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from assay.jsonl import atomic_writer
+from assay.core.jsonl import atomic_writer
 from assay.reports.model import Report
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -9,12 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from assay.jsonl import write_jsonl
-from assay.raters import human_rater, item_id, pair_item_id
-from assay.records import Comparison, Label, Pass, ScoreRow
+from assay.core.jsonl import write_jsonl
+from assay.core.raters import human_rater, item_id, pair_item_id
+from assay.core.records import Comparison, Label, Pass, ScoreRow
 from assay.review.storage import Answer
 
-rater_id = human_rater  # names shared with `assay judge --labels` (see assay.raters)
+rater_id = human_rater  # names shared with `assay judge --labels` (see assay.core.raters)
 
 
 def score_rows(answers: Sequence[Answer]) -> list[ScoreRow]:

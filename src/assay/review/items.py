@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from assay.errors import InputError
-from assay.jsonl import describe_validation_error, load_records, read_text
-from assay.records import Case, Trial
+from assay.core.errors import InputError
+from assay.core.jsonl import describe_validation_error, load_records, read_text
+from assay.core.records import Case, Trial
 
 Mode = Literal["scores", "pairwise"]
 MODES: tuple[Mode, ...] = ("scores", "pairwise")
@@ -167,7 +167,7 @@ def open_review_set(
     mode: str,
 ) -> ReviewSet:
     """Load the trials (a file, or a run in the store) and the cases into review items."""
-    from assay.cases import load_cases
+    from assay.core.cases import load_cases
     from assay.store import Store
 
     checked = parse_mode(mode)

@@ -11,7 +11,7 @@ from types import FrameType
 import uvicorn
 from starlette.types import ASGIApp
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 
 
 def bind(host: str, port: int) -> socket.socket:

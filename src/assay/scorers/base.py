@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from assay.errors import InputError
-from assay.records import Case, Trial
+from assay.core.errors import InputError
+from assay.core.records import Case, Trial
 
 Metrics = dict[str, float]
 

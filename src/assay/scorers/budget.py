@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.scorers.base import Metrics, ScoreInput, mean_aggregate, register
 from assay.scorers.common import BaseScorer, flag
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from assay.records import AgentState, Trial
+from assay.core.records import AgentState, Trial
 from assay.scorers.base import Metrics, mean_aggregate
 
 BLOCKER = "blocker"

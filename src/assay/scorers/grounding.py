@@ -221,8 +221,8 @@ class ClaimJudge:
         self.caller = Caller(self.store, Budget(budget_usd), concurrency=4)
 
     def supported(self, claim: str, sources: Sources) -> list[bool]:
+        from assay.core.errors import EXIT_INCOMPLETE, AssayError
         from assay.engine.calls import BudgetExhausted
-        from assay.errors import EXIT_INCOMPLETE, AssayError
 
         try:
             return asyncio.run(self._ask([claim], sources))
@@ -232,7 +232,7 @@ class ClaimJudge:
             raise error from None
 
     async def _ask(self, items: Sequence[str], sources: Sources) -> list[bool]:
-        from assay.judges.claims import ask_supported
+        from assay.scorers.judge.claims import ask_supported
 
         try:
             return list(

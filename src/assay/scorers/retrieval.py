@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.scorers.base import Metrics, ScoreInput, register
 from assay.scorers.common import BaseScorer, state_of
 

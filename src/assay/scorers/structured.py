@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.scorers.base import Metrics, ScoreInput, register
 from assay.scorers.common import BaseScorer, flag
 

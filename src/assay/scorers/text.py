@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 from assay.scorers.base import Metrics, ScoreInput, register
 from assay.scorers.common import BaseScorer, flag, normalise_text
 

@@ -15,7 +15,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InputError
+from assay.core.errors import InputError
 
 DEFAULT_STORE = Path(".assay/assay.db")
 

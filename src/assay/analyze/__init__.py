@@ -1,1 +1,0 @@
-"""Paired comparisons of conditions: per-case deltas and the cluster bootstrap."""

@@ -1,0 +1,35 @@
+"""The case catalogue: load a JSONL file of cases, reporting every problem in one pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.core.errors import InputError
+from assay.core.jsonl import format_errors, iter_objects, parse_records
+from assay.core.records import Case
+
+DEFAULT_CASES = Path("evals/cases.jsonl")
+
+__all__ = ["DEFAULT_CASES", "Case", "load_cases"]
+
+
+def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
+    """Load and validate a catalogue; raise InputError listing every problem found."""
+    records, errors = parse_records(path, Case)
+    ids = [(number, case.id) for number, case in records]
+    if errors:  # a line with other problems may still repeat an id: check the raw objects
+        ids = [
+            (number, obj["id"])
+            for number, obj in iter_objects(path)
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"].strip()
+        ]
+    first_line: dict[str, int] = {}
+    for number, case_id in ids:
+        first = first_line.setdefault(case_id, number)
+        if first != number:
+            errors.append((number, f"id: duplicate id {case_id!r} (first on line {first})"))
+    if errors:
+        raise InputError(format_errors(path, errors))
+    if not records and not allow_empty:
+        raise InputError(f"ERROR: {path}: the catalogue has no cases")
+    return [case for _, case in records]

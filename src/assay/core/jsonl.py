@@ -1,0 +1,176 @@
+"""Reading and writing JSONL files with line-accurate errors and atomic output."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.core.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_ERRORS = 200
+MAX_DEPTH = 64  # deeper values validate but cannot be serialised again (and are never real)
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (iterative: no recursion limit)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 file (a BOM is tolerated) or raise one clear InputError."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"ERROR: {path}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"ERROR: {path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"ERROR: {path}:{line}: file is not valid UTF-8 (byte {exc.start})"
+        ) from None
+
+
+def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Yield (line number, object) for each non-blank line, or (line, error message)."""
+    return _objects(read_text(path).splitlines())
+
+
+def _objects(lines: list[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, f"invalid JSON: {exc.msg} (column {exc.colno})"
+            continue
+        except RecursionError:
+            yield number, "invalid JSON: nested too deeply"
+            continue
+        if not isinstance(value, dict):
+            yield number, f"expected a JSON object, got {type(value).__name__}"
+            continue
+        if nesting_depth(value) > MAX_DEPTH:
+            yield number, f"invalid record: nested more than {MAX_DEPTH} levels deep"
+            continue
+        yield number, value
+
+
+def describe_validation_error(exc: ValidationError) -> list[str]:
+    """Turn a pydantic error into `field: message` strings."""
+    out = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "(record)"
+        msg = err["msg"]
+        if err["type"] == "missing":
+            msg = "required field is missing"
+        out.append(f"{field}: {msg}")
+    return out
+
+
+def parse_records(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list[tuple[int, str]]]:
+    """Validate every line of a JSONL file as `model`: (line, record) pairs and (line, error).
+
+    A valid file takes the fast path (pydantic validates each line straight from JSON); at
+    the first problem the whole file goes through the careful path for its messages.
+    """
+    lines = read_text(path).splitlines()
+    fast = _parse_fast(lines, model)
+    if fast is not None:
+        return fast, []
+    records: list[tuple[int, M]] = []
+    errors: list[tuple[int, str]] = []
+    for number, obj in _objects(lines):
+        if isinstance(obj, str):
+            errors.append((number, obj))
+        else:
+            try:
+                records.append((number, model.model_validate(obj)))
+            except ValidationError as exc:
+                errors.extend((number, m) for m in describe_validation_error(exc))
+        if len(errors) >= MAX_ERRORS:
+            errors.append((number, f"stopped after {MAX_ERRORS} errors"))
+            break
+    return records, errors
+
+
+def _parse_fast(lines: list[str], model: type[M]) -> list[tuple[int, M]] | None:
+    """Every line validated from JSON, or None when any line needs the careful path."""
+    records: list[tuple[int, M]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if line.count("{") + line.count("[") > MAX_DEPTH:  # possibly too deep: check it
+            return None
+        try:
+            records.append((number, model.model_validate_json(line)))
+        except ValidationError:
+            return None
+    return records
+
+
+def format_errors(path: Path, errors: list[tuple[int, str]]) -> list[str]:
+    """Render (line, message) pairs as `ERROR: PATH:LINE: message`, in line order."""
+    return [f"ERROR: {path}:{line}: {msg}" for line, msg in sorted(errors, key=lambda e: e[0])]
+
+
+def load_records(path: Path, model: type[M]) -> list[tuple[int, M]]:
+    """Validate every line of a JSONL file as `model`; raise InputError listing all errors."""
+    records, errors = parse_records(path, model)
+    if errors:
+        raise InputError(format_errors(path, errors))
+    return records
+
+
+@contextmanager
+def atomic_writer(path: Path) -> Iterator[IO[str]]:
+    """Write a text file atomically: readers see the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
+    """Write rows as JSONL atomically; return how many were written."""
+    count = 0
+    with atomic_writer(path) as handle:
+        for row in rows:
+            if isinstance(row, BaseModel):
+                handle.write(row.model_dump_json())
+            else:
+                handle.write(json.dumps(row, ensure_ascii=False))
+            handle.write("\n")
+            count += 1
+    return count

@@ -1,0 +1,15 @@
+"""Where bundled resources live, in a source checkout or an installed package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the assay package
+
+
+def examples_dir() -> Path:
+    """The examples folder: the repository's, or the copy packaged inside assay."""
+    for candidate in (PACKAGE_DIR.parents[1] / "examples", PACKAGE_DIR / "_examples"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("the bundled examples are missing from this installation")

@@ -1,0 +1,240 @@
+"""The TOML suite file: one file that says what to run, how to score it and how to gate it.
+
+Paths inside a suite (cases, skills) are relative to the suite file.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from assay.core.errors import InputError
+from assay.core.jsonl import describe_validation_error, read_text
+
+DEFAULT_MODEL = "llamacpp:gemma-3-270m"
+
+
+class SuiteModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RunSection(SuiteModel):
+    """[run]: engine limits and call parameters."""
+
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    max_tokens: int = Field(default=512, ge=1)
+    temperature: float = 0.0
+    timeout: float = Field(default=120.0, gt=0)
+    retries: int = Field(default=4, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0)
+    allow_unmetered: bool = False
+    base_url: str | None = None
+    price: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+
+
+class ConditionSection(SuiteModel):
+    """[[conditions]]: a named variant; its model defaults to the suite's."""
+
+    name: str = Field(min_length=1)
+    model: str | None = None
+    skill: str | None = None
+    system: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    format: Literal["text", "claude-json", "codex-jsonl"] | None = None
+    workdir: str | None = None
+
+
+class JudgeSection(SuiteModel):
+    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging."""
+
+    judges: list[str] = Field(default_factory=list)
+    mode: Literal["direct", "pairwise"] = "direct"
+    a: str = "baseline"
+    b: str = "candidate"
+    shuffles: int = Field(default=2, ge=2)
+    screen: str | None = None
+    screen_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    review_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    strict_judge: bool = False
+    rubric: str | None = None
+    scale: Literal["1-3", "1-5", "1-10"] = "1-5"
+    length_normalised: bool = False
+    concision: bool = False
+    max_tokens: int = Field(default=1024, ge=16)
+    temperature: float = Field(default=0.0, ge=0.0)
+    budget_usd: float | None = Field(default=None, ge=0)
+    allow_unmetered: bool = False
+    base_url: str | None = None
+    price: str | None = None
+    output: str | None = None
+
+
+class ScorerEntry(SuiteModel):
+    """[[scoring.scorers]]: a deterministic scorer by registry name, with its options."""
+
+    name: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Threshold(SuiteModel):
+    """A per-case bound on a metric's mean over the case's trials."""
+
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> Threshold:
+        if self.min is None and self.max is None:
+            raise ValueError("give min, max or both")
+        return self
+
+
+class ScoringSection(SuiteModel):
+    """[scoring]: deterministic scorers, rubric weights and scale, per-case thresholds.
+
+    `scorers` lists names (`"refusal"`) or tables (`{name = "retrieval", options = {k = 3}}`).
+    `knowledge_base` is a JSONL file of documents (`{id, text}`) that citations may name.
+    `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
+    (`latency_s = {max = 5}`); every case of the candidate must meet them.
+    """
+
+    scorers: list[ScorerEntry] = Field(default_factory=list)
+    knowledge_base: str | None = None
+    weights: dict[str, float] | None = None
+    scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
+    thresholds: dict[str, Threshold] = Field(default_factory=dict)
+
+    @field_validator("scorers", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: {"min": v} if isinstance(v, int | float) and not isinstance(v, bool) else v
+                for k, v in value.items()
+            }
+        return value
+
+
+RiskName = Literal["low", "medium", "high"]
+ReportFormat = Literal["md", "json", "junit", "html"]
+
+
+def _default_risk_margins() -> dict[RiskName, float]:
+    return {"low": 0.2, "medium": 0.1, "high": 0.0}
+
+
+def _default_formats() -> list[ReportFormat]:
+    return ["md", "json", "junit"]
+
+
+class GateSection(SuiteModel):
+    """[gate]: the release gate's mode, candidate, guarded metrics and risk-tier margins, and
+    whether judge scores may gate only from calibrated judges (`require_calibrated_judge`)."""
+
+    mode: Literal["stats", "seed"] = "stats"
+    candidate: str = Field(default="candidate", min_length=1)
+    guard: dict[str, float] = Field(default_factory=lambda: {"correctness": 0.1, "safety": 0.1})
+    risk_margins: dict[RiskName, float] = Field(default_factory=_default_risk_margins)
+    resamples: int = Field(default=10_000, ge=100, le=1_000_000)
+    level: float = Field(default=0.95, gt=0.5, lt=1.0)
+    seed: int = 20_240_611
+    require_calibrated_judge: bool = False
+    """Judge scores gate only when every judge configuration (`judge:<model>` + prompt hash)
+    that produced them has a passing `assay calibrate` result in the store; otherwise the
+    verdict is INCONCLUSIVE (exit 1), naming the judge and what its calibration lacks.
+    Pairwise comparisons go to the report and do not gate, so it does not apply to them."""
+    calibration_dimensions: list[str] | None = None
+    """Dimensions a judge's calibration must PASS (default: every one it was calibrated on)."""
+
+    @field_validator("guard", "risk_margins")
+    @classmethod
+    def _non_negative(cls, value: dict[str, float]) -> dict[str, float]:
+        for key, margin in value.items():
+            if margin < 0:
+                raise ValueError(f"{key}: margin must be >= 0")
+        return value
+
+
+class ReportSection(SuiteModel):
+    """[report]: which files the run writes, how many worst regressions they list, and how
+    many cases the HTML report's drill-down shows."""
+
+    formats: list[ReportFormat] = Field(default_factory=_default_formats)
+    worst: int = Field(default=10, ge=0)
+    drilldown: int = Field(default=20, ge=0)
+    title: str | None = None
+
+
+class Suite(SuiteModel):
+    """A whole suite file."""
+
+    name: str = "suite"
+    description: str | None = None
+    cases: str = "cases.jsonl"
+    model: str = DEFAULT_MODEL
+    trials: int = Field(default=3, ge=1)
+    output: str | None = None
+    run: RunSection = Field(default_factory=RunSection)
+    conditions: list[ConditionSection] = Field(
+        default_factory=lambda: [ConditionSection(name="baseline")], min_length=1
+    )
+    scoring: ScoringSection = Field(default_factory=ScoringSection)
+    gate: GateSection = Field(default_factory=GateSection)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
+    report: ReportSection = Field(default_factory=ReportSection)
+    root: Path = Field(default=Path("."), exclude=True)
+
+    def path(self, relative: str) -> Path:
+        """Resolve a path written in the suite against the suite's folder."""
+        return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
+
+
+def suite_cases(suite: Suite | None) -> Path | None:
+    """The suite's case catalogue when the suite names one (`cases = ...`), else None."""
+    if suite is None or "cases" not in suite.model_fields_set:
+        return None
+    return suite.path(suite.cases)
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=", re.MULTILINE)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def load_suite(path: Path) -> Suite:
+    """Parse and validate a suite file; errors name the file, line and field."""
+    text = read_text(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = found.group(1) if found else "1"
+        raise InputError(f"ERROR: {path}:{line}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"ERROR: {path}: invalid TOML: nested too deeply") from None
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        messages = []
+        for problem, err in zip(describe_validation_error(exc), exc.errors(), strict=True):
+            keys = [str(p) for p in err["loc"] if isinstance(p, str)]
+            line = _line_of_key(text, keys[-1]) if keys else None
+            where = f"{path}:{line}" if line else f"{path}"
+            messages.append(f"ERROR: {where}: {problem}")
+        raise InputError(messages) from None
+    suite.root = path.parent
+    return suite

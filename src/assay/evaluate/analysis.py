@@ -1,0 +1,143 @@
+"""From validated rows to the summary: condition means, paired deltas with CIs, the gate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.core.errors import InputError
+from assay.core.records import Case
+from assay.core.rubric import Rubric
+from assay.core.suite import GateSection
+from assay.evaluate.compare import (
+    WEIGHTED,
+    ConditionSummary,
+    Paired,
+    by_condition,
+    metric_names,
+    paired_deltas,
+    summarise,
+)
+from assay.evaluate.gate import Check, GateResult, decide
+from assay.evaluate.rows import BASELINE, ScoredTrial
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything the summary, the gate and the reports are made from."""
+
+    rubric: Rubric
+    config: GateSection
+    candidate: str
+    metrics: list[str]
+    rows: dict[str, list[ScoredTrial]]
+    summaries: dict[str, ConditionSummary]
+    paired: dict[str, Paired]
+    gate: GateResult
+    cases: dict[str, Case] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def conditions(self) -> list[str]:
+        return list(self.summaries)
+
+    def as_json(self) -> dict[str, Any]:
+        """The documented JSON summary of `assay score`."""
+        return {
+            "weights": {k: round(v, 6) for k, v in self.rubric.weights.items()},
+            "scale": list(self.rubric.scale),
+            "candidate": self.candidate,
+            "conditions": {
+                name: {
+                    "rows": s.rows,
+                    **{m: _round(v) for m, v in s.means.items()},
+                    WEIGHTED: _round(s.weighted_score),
+                    "blocking_findings": s.blocking_findings,
+                }
+                for name, s in self.summaries.items()
+            },
+            "comparisons": {
+                name: {metric: d.as_json() for metric, d in p.intervals.items()}
+                for name, p in self.paired.items()
+            },
+            "release_gate": self.gate.as_json(),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 6) if value is not None and math.isfinite(value) else None
+
+
+def join_cases(
+    rows: Sequence[ScoredTrial], cases: Sequence[Case], where: object
+) -> dict[str, Case]:
+    """Index the catalogue by id; a scored case the catalogue lacks is an input error."""
+    index = {case.id: case for case in cases}
+    unknown = [r for r in rows if r.case_id not in index]
+    if unknown:
+        raise InputError(
+            [
+                f"ERROR: {where}:{r.line}: case_id: {r.case_id!r} is not in the case catalogue"
+                if r.line
+                else f"ERROR: {where}: case_id: {r.case_id!r} is not in the case catalogue"
+                for r in unknown[:20]
+            ]
+        )
+    return index
+
+
+def analyse(
+    rows: Sequence[ScoredTrial],
+    rubric: Rubric,
+    config: GateSection,
+    *,
+    candidate: str | None = None,
+    cases: dict[str, Case] | None = None,
+    failures: Sequence[Check] = (),
+) -> Analysis:
+    """Summarise each condition, compare each with baseline, and gate the candidate."""
+    name = candidate or config.candidate
+    grouped = by_condition(rows)
+    order = (
+        [BASELINE, *sorted(c for c in grouped if c != BASELINE)]
+        if BASELINE in grouped
+        else sorted(grouped)
+    )
+    grouped = {c: grouped[c] for c in order}
+    metrics = metric_names(rows, rubric)
+    summaries = {c: summarise(r, rubric, metrics) for c, r in grouped.items()}
+    paired: dict[str, Paired] = {}
+    if BASELINE in grouped:
+        for other in order[1:]:
+            paired[other] = paired_deltas(
+                grouped,
+                other,
+                rubric,
+                metrics,
+                resamples=config.resamples,
+                seed=config.seed,
+                level=config.level,
+            )
+    risks = {c.id: c.risk for c in cases.values()} if cases is not None else None
+    gate = decide(
+        summaries,
+        grouped.get(name, []),
+        paired.get(name),
+        config,
+        candidate=name,
+        risks=risks,
+        failures=failures,
+    )
+    return Analysis(
+        rubric=rubric,
+        config=config,
+        candidate=name,
+        metrics=metrics,
+        rows=grouped,
+        summaries=summaries,
+        paired=paired,
+        gate=gate,
+        cases=cases,
+    )

@@ -1,0 +1,174 @@
+"""Condition summaries and paired per-case deltas of every condition against baseline."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assay.core.rubric import Rubric
+from assay.evaluate.bootstrap import LEVEL, RESAMPLES, SEED, FloatArray, paired_bootstrap
+from assay.evaluate.rows import BASELINE, ScoredTrial
+
+WEIGHTED = "weighted_score"
+
+
+@dataclass(slots=True)
+class ConditionSummary:
+    """Row count, mean of each metric, weighted score and blocking findings of one condition."""
+
+    rows: int
+    means: dict[str, float]
+    weighted_score: float | None
+    blocking_findings: int
+
+
+@dataclass(slots=True)
+class Delta:
+    """A paired delta (other − baseline) with its bootstrap interval, over `cases` cases."""
+
+    delta: float
+    ci_low: float
+    ci_high: float
+    sd: float
+    cases: int
+
+    def as_json(self) -> dict[str, float | int | None]:
+        return {
+            "delta": _round(self.delta),
+            "ci_low": _round(self.ci_low),
+            "ci_high": _round(self.ci_high),
+            "cases": self.cases,
+        }
+
+
+@dataclass(slots=True)
+class Paired:
+    """Per-case deltas of one condition against baseline (cases × metrics, NaN = absent)."""
+
+    case_ids: list[str]
+    metrics: list[str]
+    deltas: FloatArray
+    intervals: dict[str, Delta] = field(default_factory=dict)
+
+    def column(self, metric: str) -> FloatArray:
+        result: FloatArray = self.deltas[:, self.metrics.index(metric)]
+        return result
+
+
+def _round(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
+
+
+def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
+    """Weighted metrics first (in weight order), then every other metric, sorted."""
+    seen: set[str] = set()
+    for row in rows:
+        seen.update(row.metrics)
+    rest = sorted(seen - set(rubric.weights))
+    return [m for m in rubric.weights if m in seen] + rest
+
+
+def summarise(
+    rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
+) -> ConditionSummary:
+    """Means over the rows that carry each metric (trials weigh equally)."""
+    means: dict[str, float] = {}
+    for metric in metrics:
+        values = [r.metrics[metric] for r in rows if metric in r.metrics]
+        if values:
+            means[metric] = math.fsum(values) / len(values)
+    weighted = [w for w in (rubric.weighted(r.metrics) for r in rows) if w is not None]
+    return ConditionSummary(
+        rows=len(rows),
+        means=means,
+        weighted_score=math.fsum(weighted) / len(weighted) if weighted else None,
+        blocking_findings=sum(1 for r in rows if r.blocker),
+    )
+
+
+def case_means(
+    rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
+) -> dict[str, list[float]]:
+    """Per case: the mean over its trials of each metric and of the weighted score (NaN = absent)."""
+    if not rows:
+        return {}
+    codes: dict[str, int] = {}
+    index = np.fromiter((codes.setdefault(r.case_id, len(codes)) for r in rows), dtype=np.int64)
+    values = np.array(
+        [[r.metrics.get(m, math.nan) for m in metrics] for r in rows], dtype=np.float64
+    ).reshape(len(rows), len(metrics))
+    weights = np.array([rubric.weights.get(m, 0.0) for m in metrics])
+    present = ~np.isnan(values)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight_sum = present.astype(np.float64) @ weights
+        weighted = np.where(present, values, 0.0) @ weights / weight_sum
+    weighted[weight_sum <= 0] = math.nan
+    table = np.column_stack([values, weighted])
+    sums = np.zeros((len(codes), table.shape[1]))
+    counts = np.zeros((len(codes), table.shape[1]))
+    seen = ~np.isnan(table)
+    np.add.at(sums, index, np.where(seen, table, 0.0))
+    np.add.at(counts, index, seen.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    return {case: means[code].tolist() for case, code in codes.items()}
+
+
+def paired_deltas(
+    by_condition: Mapping[str, Sequence[ScoredTrial]],
+    other: str,
+    rubric: Rubric,
+    metrics: Sequence[str],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> Paired:
+    """Per-case deltas of `other` against baseline on their common cases, with intervals."""
+    base = case_means(by_condition[BASELINE], rubric, metrics)
+    cand = case_means(by_condition[other], rubric, metrics)
+    common = sorted(set(base) & set(cand))
+    columns = [*metrics, WEIGHTED]
+    deltas = (
+        np.array([cand[c] for c in common]) - np.array([base[c] for c in common])
+        if common
+        else np.empty((0, len(columns)))
+    )
+    paired = Paired(case_ids=common, metrics=columns, deltas=deltas)
+    paired.intervals = intervals(deltas, columns, resamples=resamples, seed=seed, level=level)
+    return paired
+
+
+def intervals(
+    deltas: FloatArray,
+    columns: Sequence[str],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> dict[str, Delta]:
+    """Bootstrap each column; columns no case has are left out."""
+    if not len(deltas):
+        return {}
+    result = paired_bootstrap(deltas, resamples=resamples, seed=seed, level=level)
+    return {
+        name: Delta(
+            delta=float(result.mean[i]),
+            ci_low=float(result.low[i]),
+            ci_high=float(result.high[i]),
+            sd=float(result.sd[i]),
+            cases=int(result.n[i]),
+        )
+        for i, name in enumerate(columns)
+        if result.n[i] > 0
+    }
+
+
+def by_condition(rows: Iterable[ScoredTrial]) -> dict[str, list[ScoredTrial]]:
+    grouped: dict[str, list[ScoredTrial]] = {}
+    for row in rows:
+        grouped.setdefault(row.condition, []).append(row)
+    return grouped

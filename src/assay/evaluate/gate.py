@@ -1,0 +1,392 @@
+"""The release gate: the seed rule existing users run today, and the statistical gate.
+
+Seed rule (`mode="seed"`): FAIL on any candidate blocker; FAIL if the candidate's mean of a
+guarded metric (correctness, safety) is more than its margin (0.1) below baseline — a drop of
+exactly the margin passes; FAIL unless the candidate's weighted score is strictly above
+baseline; else PASS.
+
+Statistical gate (`mode="stats"`): per-case paired deltas with cluster-bootstrap intervals.
+Blockers FAIL. A guarded metric FAILs if its mean delta is below −margin and passes when the
+interval's lower bound is not below −margin (non-inferiority). The weighted score FAILs if
+its mean delta is ≤ 0 and passes when the lower bound is above 0. Given each case's risk, the
+guarded margins also apply within each risk tier (low 0.2, medium 0.1, high 0.0 by default).
+Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
+it: n ≈ (z·sd / distance of the mean from the bound)², from the observed per-case spread.
+
+Both modes add `failures` from outside (the deterministic per-case thresholds) as FAILs, and
+with `require_calibrated_judge` an INCONCLUSIVE check for every judge configuration whose
+scores feed the gate without a passing calibration (`calibration_checks`).
+Numbers within 1e-9 of each other are equal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+
+from assay.core.rubric import TOLERANCE
+from assay.core.suite import GateSection
+from assay.evaluate.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
+from assay.evaluate.rows import BASELINE, ScoredTrial
+from assay.store import Store
+
+Status = Literal["pass", "fail", "inconclusive", "skipped"]
+Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+TIERS = ("low", "medium", "high")
+LIST_LIMIT = 10
+
+
+@dataclass(slots=True)
+class Check:
+    """One rule of the gate and how it came out."""
+
+    name: str
+    status: Status
+    reason: str
+    scope: str = "all"
+    metric: str | None = None
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    bound: float | None = None
+    cases: int | None = None
+    cases_needed: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return round(x, 6) if x is not None and math.isfinite(x) else None
+
+        return {
+            "name": self.name,
+            "scope": self.scope,
+            "metric": self.metric,
+            "status": self.status,
+            "reason": self.reason,
+            "delta": r(self.delta),
+            "ci_low": r(self.ci_low),
+            "ci_high": r(self.ci_high),
+            "bound": r(self.bound),
+            "cases": self.cases,
+            "cases_needed": self.cases_needed,
+        }
+
+
+@dataclass(slots=True)
+class GateResult:
+    """The verdict for the candidate and the checks behind it."""
+
+    mode: str
+    candidate: str
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        statuses = {c.status for c in self.checks}
+        if "fail" in statuses:
+            return "FAIL"
+        if "inconclusive" in statuses or not statuses - {"skipped"}:
+            return "INCONCLUSIVE"
+        return "PASS"
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    @property
+    def reasons(self) -> list[str]:
+        wanted = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}[self.verdict]
+        picked = [c.reason for c in self.checks if c.status == wanted]
+        if self.verdict == "INCONCLUSIVE" and not picked:
+            picked = ["nothing to compare: no guarded or weighted metric was scored"]
+        return picked + self.notes
+
+    @property
+    def cases_needed(self) -> int | None:
+        if self.verdict != "INCONCLUSIVE":
+            return None
+        needed = [c.cases_needed for c in self.checks if c.status == "inconclusive"]
+        known = [n for n in needed if n is not None]
+        return max(known) if known else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "candidate": self.candidate,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "reasons": self.reasons,
+            "cases_needed": self.cases_needed,
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+def _fmt(x: float) -> str:
+    return f"{x:+.3f}"
+
+
+def blocker_check(rows: Sequence[ScoredTrial]) -> Check:
+    """FAIL when any candidate row carries a blocker."""
+    blocked = sorted({f"{r.case_id}#{r.trial}" for r in rows if r.blocker})
+    if not blocked:
+        return Check("blockers", "pass", "no blocking findings")
+    shown = ", ".join(blocked[:LIST_LIMIT]) + (" ..." if len(blocked) > LIST_LIMIT else "")
+    return Check(
+        "blockers", "fail", f"{len(blocked)} blocking finding(s) in the candidate: {shown}"
+    )
+
+
+def cases_for(distance: float, sd: float, z: float, have: int, scale: float = 1.0) -> int | None:
+    """Cases likely needed for the interval to clear a bound `distance` away from the mean."""
+    if distance <= TOLERANCE or have < 2:
+        return None
+    need = math.ceil(scale * (z * sd / distance) ** 2)
+    return max(need, have + 1)
+
+
+def _interval_check(
+    name: str,
+    status: Status,
+    reason: str,
+    interval: Delta,
+    metric: str,
+    bound: float,
+    scope: str = "all",
+    cases_needed: int | None = None,
+) -> Check:
+    return Check(
+        name=name,
+        status=status,
+        reason=reason,
+        scope=scope,
+        metric=metric,
+        delta=interval.delta,
+        ci_low=interval.ci_low,
+        ci_high=interval.ci_high,
+        bound=bound,
+        cases=interval.cases,
+        cases_needed=cases_needed,
+    )
+
+
+def _figures(interval: Delta) -> str:
+    if math.isnan(interval.ci_low):
+        return f"{_fmt(interval.delta)} [no interval from {interval.cases} case]"
+    return f"{_fmt(interval.delta)} [{_fmt(interval.ci_low)}, {_fmt(interval.ci_high)}]"
+
+
+def non_inferiority(
+    metric: str, interval: Delta, margin: float, z: float, scope: str = "all", scale: float = 1.0
+) -> Check:
+    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin."""
+    bound = -margin
+    limit = f"-{margin:g}" if margin else "0"
+    where = f" ({scope} cases)" if scope != "all" else ""
+    figures = _figures(interval)
+    name = f"non-inferiority:{metric}" + (f":{scope}" if scope != "all" else "")
+    if interval.delta < bound - TOLERANCE:
+        reason = f"{metric}{where}: mean delta {figures} is below {limit}"
+        return _interval_check(name, "fail", reason, interval, metric, bound, scope)
+    if interval.ci_low >= bound - TOLERANCE:
+        reason = f"{metric}{where}: {figures} stays at or above {limit}"
+        return _interval_check(name, "pass", reason, interval, metric, bound, scope)
+    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale)
+    if need:
+        hint = f"about {need} cases{' in all' if scope != 'all' else ''} would likely resolve it"
+    elif interval.cases < 2:
+        hint = "an interval needs at least 2 cases"
+    else:
+        hint = "more cases are unlikely to resolve it at this mean"
+    verb = "is undecided against" if math.isnan(interval.ci_low) else "reaches below"
+    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} (have {interval.cases})"
+    return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
+
+
+def superiority(interval: Delta, z: float) -> Check:
+    """Weighted score: FAIL when the mean delta is ≤ 0; PASS when the lower bound is above 0."""
+    name = "superiority:weighted_score"
+    figures = _figures(interval)
+    if interval.delta <= TOLERANCE:
+        reason = f"{WEIGHTED}: {figures} is not above 0"
+        return _interval_check(name, "fail", reason, interval, WEIGHTED, 0.0)
+    if interval.ci_low > TOLERANCE:
+        reason = f"{WEIGHTED}: {figures} is above 0"
+        return _interval_check(name, "pass", reason, interval, WEIGHTED, 0.0)
+    need = cases_for(interval.delta, interval.sd, z, interval.cases)
+    hint = (
+        f"about {need} cases would likely resolve it"
+        if need
+        else "an interval needs at least 2 cases"
+    )
+    verb = "is undecided" if math.isnan(interval.ci_low) else "includes 0"
+    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
+    return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
+
+
+def seed_checks(
+    summaries: Mapping[str, ConditionSummary], candidate: str, config: GateSection
+) -> list[Check]:
+    """The seed rule on condition means (blockers are checked separately)."""
+    base, cand = summaries[BASELINE], summaries[candidate]
+    checks = []
+    for metric, margin in config.guard.items():
+        if metric not in base.means or metric not in cand.means:
+            continue
+        drop = base.means[metric] - cand.means[metric]
+        figures = f"{cand.means[metric]:.3f} vs baseline {base.means[metric]:.3f}"
+        status: Status = "fail" if drop > margin + TOLERANCE else "pass"
+        verb = "drops more than" if status == "fail" else "does not drop more than"
+        checks.append(
+            Check(
+                f"seed:{metric}",
+                status,
+                f"{metric}: {figures} {verb} {margin:g}",
+                metric=metric,
+                delta=-drop,
+                bound=-margin,
+            )
+        )
+    if base.weighted_score is not None and cand.weighted_score is not None:
+        gain = cand.weighted_score - base.weighted_score
+        figures = f"{cand.weighted_score:.3f} vs baseline {base.weighted_score:.3f}"
+        if gain > TOLERANCE:
+            checks.append(
+                Check(
+                    "seed:weighted_score",
+                    "pass",
+                    f"{WEIGHTED}: {figures} is higher",
+                    metric=WEIGHTED,
+                    delta=gain,
+                    bound=0.0,
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    "seed:weighted_score",
+                    "fail",
+                    f"{WEIGHTED}: {figures} is not strictly higher",
+                    metric=WEIGHTED,
+                    delta=gain,
+                    bound=0.0,
+                )
+            )
+    return checks
+
+
+def stats_checks(
+    paired: Paired, config: GateSection, risks: Mapping[str, str] | None
+) -> tuple[list[Check], list[str]]:
+    """Non-inferiority on guarded metrics (overall and per risk tier), superiority on the
+    weighted score."""
+    z = NormalDist().inv_cdf(0.5 + config.level / 2)
+    checks: list[Check] = []
+    notes: list[str] = []
+    for metric, margin in config.guard.items():
+        interval = paired.intervals.get(metric)
+        if interval is None:
+            notes.append(f"{metric}: not scored, so its guard was skipped")
+            continue
+        checks.append(non_inferiority(metric, interval, margin, z))
+    weighted = paired.intervals.get(WEIGHTED)
+    if weighted is not None:
+        checks.append(superiority(weighted, z))
+    if risks is None:
+        notes.append("risk tiers skipped: no cases were given (--cases) to join each case's risk")
+        return checks, notes
+    guarded = [m for m in config.guard if m in paired.intervals]
+    total = len(paired.case_ids)
+    for tier in TIERS:
+        rows = [i for i, case in enumerate(paired.case_ids) if risks.get(case) == tier]
+        if not rows or not guarded:
+            continue
+        columns = [paired.metrics.index(m) for m in guarded]
+        subset = paired.deltas[np.ix_(rows, columns)]
+        tier_intervals = intervals(
+            subset, guarded, resamples=config.resamples, seed=config.seed, level=config.level
+        )
+        margin = config.risk_margins.get(tier)  # type: ignore[call-overload]
+        if margin is None:
+            continue
+        for metric, interval in tier_intervals.items():
+            checks.append(
+                non_inferiority(metric, interval, margin, z, f"risk:{tier}", total / len(rows))
+            )
+    return checks, notes
+
+
+def decide(
+    summaries: Mapping[str, ConditionSummary],
+    candidate_rows: Sequence[ScoredTrial],
+    paired: Paired | None,
+    config: GateSection,
+    *,
+    candidate: str,
+    risks: Mapping[str, str] | None = None,
+    failures: Sequence[Check] = (),
+) -> GateResult:
+    """Apply the configured gate mode to the candidate."""
+    result = GateResult(mode=config.mode, candidate=candidate)
+    result.checks.append(blocker_check(candidate_rows))
+    if paired is not None and BASELINE in summaries and candidate in summaries:
+        if config.mode == "seed":
+            result.checks.extend(seed_checks(summaries, candidate, config))
+            result.notes.extend(
+                f"{metric}: not scored, so its guard was skipped"
+                for metric in config.guard
+                if metric not in summaries[BASELINE].means
+                or metric not in summaries[candidate].means
+            )
+            if risks is not None:
+                result.notes.append("risk tiers apply to the stats gate only")
+        else:
+            checks, notes = stats_checks(paired, config, risks)
+            result.checks.extend(checks)
+            result.notes.extend(notes)
+    else:
+        result.notes.append("no baseline to compare with: only blockers and thresholds gate")
+    result.checks.extend(failures)
+    return result
+
+
+def judge_configurations(rows: Sequence[ScoredTrial]) -> list[tuple[str, str | None]]:
+    """The judge configurations behind judge-sourced rows: (`judge:<model>`, prompt hash)."""
+    found = {
+        (r.source, r.judge_prompt_sha256 or None)
+        for r in rows
+        if r.source and r.source.startswith("judge:")
+    }
+    return sorted(found, key=lambda c: (c[0], c[1] or ""))
+
+
+def calibration_checks(
+    config: GateSection, rows: Sequence[ScoredTrial], store: Store | None
+) -> list[Check]:
+    """`require_calibrated_judge`: one check per judge configuration whose scores feed the gate.
+
+    A configuration without a passing calibration (`assay calibrate`, stored per rater and
+    prompt hash) makes the gate INCONCLUSIVE — its scores are not evidence yet, so the release
+    is neither passed nor blamed on them; exit 1 all the same. No store: nothing is calibrated.
+    """
+    if not config.require_calibrated_judge:
+        return []
+    from assay.store.calibrations import require_calibrated_judge
+
+    checks = []
+    for rater, sha in judge_configurations(rows):
+        shown = rater + (f" (prompt {sha[:12]})" if sha else "")
+        if store is None:
+            problems = [f"judge {shown}: no run store to read its calibration from"]
+        else:
+            problems = require_calibrated_judge(store, rater, sha, config.calibration_dimensions)
+        if problems:
+            reason = "require_calibrated_judge: " + "; ".join(problems)
+            checks.append(Check(f"calibration:{rater}", "inconclusive", reason))
+        else:
+            checks.append(Check(f"calibration:{rater}", "pass", f"judge {shown} is calibrated"))
+    return checks

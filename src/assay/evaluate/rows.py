@@ -1,0 +1,178 @@
+"""Loading Score rows: validation with file:line:field errors, duplicates, pairing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.core.errors import InputError
+from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records
+from assay.core.records import ScoreRow
+from assay.core.rubric import Rubric
+
+BASELINE = "baseline"
+LIST_LIMIT = 20
+
+
+@dataclass(slots=True)
+class ScoredTrial:
+    """One trial's numbers under one condition: rubric metrics and/or deterministic metrics."""
+
+    case_id: str
+    trial: int
+    condition: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    blocker: bool = False
+    line: int | None = None
+    source: str | None = None
+    notes: str | None = None
+    findings: list[str] = field(default_factory=list)
+    evidence: str | None = None
+    judge_prompt_sha256: str | None = None
+    judge_model: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case_id, self.trial)
+
+
+def evidence_text(row: ScoreRow) -> str | None:
+    """A score row's `evidence` and `justification` as plain text (lists one per line,
+    objects as JSON), or None when it has neither."""
+    parts: list[str] = []
+    for value in (row.evidence, row.justification):
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(str(item) for item in value)
+        elif isinstance(value, dict):
+            parts.append(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    text = "\n".join(p for p in parts if p.strip())
+    return text or None
+
+
+def metric_errors(
+    extra: dict[str, Any], rubric: Rubric, require: bool = True
+) -> tuple[dict[str, float], list[str]]:
+    """Metrics on the rubric's scale, and problems (booleans, non-numbers, off-scale, missing)."""
+    low, high = rubric.scale
+    metrics: dict[str, float] = {}
+    problems: list[str] = []
+    for name, value in extra.items():
+        kind = type(value)
+        if (kind is int or kind is float) and low <= value <= high:  # NaN fails the range
+            metrics[name] = float(value)
+        elif kind is bool:
+            problems.append(
+                f"{name}: must be a number on the scale {low:g}-{high:g}, not a boolean"
+            )
+        elif not isinstance(value, int | float):
+            problems.append(f"{name}: must be a number on the scale {low:g}-{high:g}")
+        else:
+            problems.append(f"{name}: {value} is outside the rubric's scale {low:g}-{high:g}")
+    if require:
+        for name in rubric.weights:
+            if name not in extra:
+                problems.append(f"{name}: required by the weights but missing")
+    return metrics, problems
+
+
+def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
+    """Validate every Score row; raise one InputError listing every problem."""
+    records, errors = parse_records(path, ScoreRow)
+    rows: list[ScoredTrial] = []
+    first: dict[tuple[str, int, str], int] = {}
+    seen_metrics: set[str] = set()
+    for line, record in records:
+        extra = dict(record.model_extra or {})
+        seen_metrics.update(extra)
+        metrics, problems = metric_errors(extra, rubric)
+        if problems:
+            errors.extend((line, p) for p in problems)
+        key = (record.case_id, record.trial, record.condition)
+        earlier = first.setdefault(key, line)
+        if earlier != line:
+            errors.append(
+                (
+                    line,
+                    f"(case_id, trial, condition): duplicate of line {earlier}"
+                    f" ({record.case_id}, {record.trial}, {record.condition})",
+                )
+            )
+        rows.append(
+            ScoredTrial(
+                case_id=record.case_id,
+                trial=record.trial,
+                condition=record.condition,
+                metrics=metrics,
+                blocker=record.blocker,
+                line=line,
+                source=record.source,
+                notes=record.notes,
+                evidence=evidence_text(record),
+                judge_prompt_sha256=record.judge_prompt_sha256,
+                judge_model=record.judge_model,
+            )
+        )
+    absent = [name for name in rubric.weights if name not in seen_metrics]
+    if records and absent:
+        # one clear message instead of one per line
+        errors = [
+            (ln, m) for ln, m in errors if not any(m.startswith(f"{a}: required") for a in absent)
+        ]
+        raise InputError(
+            [*format_errors(path, errors[:MAX_ERRORS])]
+            + [
+                f"ERROR: {path}: {name}: weighted metric is absent from every row"
+                for name in absent
+            ]
+        )
+    if errors:
+        raise InputError(format_errors(path, errors[:MAX_ERRORS]))
+    if not rows:
+        raise InputError(f"ERROR: {path}: no score rows")
+    return rows
+
+
+def _listing(keys: Iterable[tuple[str, int]]) -> str:
+    ordered = sorted(keys)
+    shown = ", ".join(f"{case}#{trial}" for case, trial in ordered[:LIST_LIMIT])
+    more = len(ordered) - LIST_LIMIT
+    return shown + (f" ... and {more} more" if more > 0 else "")
+
+
+def check_pairing(rows: Sequence[ScoredTrial], required: Sequence[str], where: object) -> list[str]:
+    """Every condition must be scored on exactly the baseline's (case_id, trial) set.
+
+    Returns the condition names (baseline first); raises InputError naming what is missing
+    and what is unmatched for each condition that is not paired.
+    """
+    keys: dict[str, set[tuple[str, int]]] = {}
+    for row in rows:
+        keys.setdefault(row.condition, set()).add(row.key)
+    found = ", ".join(sorted(keys)) or "none"
+    absent = [name for name in required if name not in keys]
+    if absent:
+        raise InputError(
+            [f"ERROR: {where}: condition: no rows for {name!r} (found: {found})" for name in absent]
+        )
+    base = keys[BASELINE]
+    messages = []
+    for name, have in sorted(keys.items()):
+        if name == BASELINE or have == base:
+            continue
+        parts = []
+        if base - have:
+            parts.append(f"missing {len(base - have)} ({_listing(base - have)})")
+        if have - base:
+            parts.append(f"unmatched {len(have - base)} ({_listing(have - base)})")
+        messages.append(
+            f"ERROR: {where}: condition {name!r} is not scored on the baseline's (case_id, trial)"
+            f" set: {'; '.join(parts)}"
+        )
+    if messages:
+        raise InputError(messages)
+    return [BASELINE, *sorted(n for n in keys if n != BASELINE)]

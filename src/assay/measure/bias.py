@@ -1,0 +1,182 @@
+"""Judge bias audit: position bias from two-order comparisons, length bias.
+
+Per judge:
+- `position_consistency`: the fraction of two-order comparisons (one `ab` and one `ba` pass)
+  whose passes agree.
+- `first_position_wins` / `second_position_wins`: inconsistent comparisons where both passes
+  chose the response shown first (resp. second); `first_position_share` = first / (first +
+  second), with a binomial z-test against 0.5 (`z`, `p` from scipy's exact binomial test,
+  `flagged` when |z| > 2).
+- `p_prefer_longer`: among decided comparisons with responses of different lengths, how often
+  the longer one won.
+- with score rows: the Spearman correlation between response length and score
+  (`length_score_rho`, `length_score_p`, `length_flagged` when ρ > 0.3 with p < 0.05).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from assay.core.records import Comparison, ScoreRow
+from assay.measure.inputs import TrialKey, comparison_lengths, judge_name
+
+Z_FLAG = 2.0
+RHO_FLAG = 0.3
+P_FLAG = 0.05
+FIXED_FIELDS = frozenset(
+    {"case_id", "trial", "condition", "blocker", "notes", "source", "confidence", "evidence"}
+)
+
+
+@dataclass
+class PositionBias:
+    two_order: int = 0
+    consistent: int = 0
+    first: int = 0
+    second: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        decided = self.first + self.second
+        share = self.first / decided if decided else None
+        z = p = None
+        if decided:
+            z = (self.first - decided / 2) / math.sqrt(decided / 4)
+            p = float(stats.binomtest(self.first, decided, 0.5).pvalue)
+        return {
+            "two_order_comparisons": self.two_order,
+            "position_consistency": self.consistent / self.two_order if self.two_order else None,
+            "first_position_wins": self.first,
+            "second_position_wins": self.second,
+            "first_position_share": share,
+            "z": z,
+            "p": p,
+            "flagged": bool(z is not None and abs(z) > Z_FLAG),
+        }
+
+
+def position_bias(comparisons: Sequence[Comparison]) -> PositionBias:
+    """Count consistent and position-driven two-order comparisons (ties never count as a position)."""
+    bias = PositionBias()
+    for comparison in comparisons:
+        by_order = {p.order: p.winner for p in comparison.passes}
+        if "ab" not in by_order or "ba" not in by_order:
+            continue
+        bias.two_order += 1
+        ab, ba = by_order["ab"], by_order["ba"]
+        if ab == ba:
+            bias.consistent += 1
+        elif ab == "a" and ba == "b":  # shown first both times
+            bias.first += 1
+        elif ab == "b" and ba == "a":  # shown second both times
+            bias.second += 1
+    return bias
+
+
+def prefer_longer(
+    comparisons: Sequence[Comparison], trial_lengths: dict[TrialKey, int] | None
+) -> tuple[float | None, int]:
+    """Share of decided, unequal-length comparisons won by the longer response, and their count."""
+    longer_won = total = 0
+    for comparison in comparisons:
+        if comparison.verdict == "tie":
+            continue
+        len_a, len_b = comparison_lengths(comparison, trial_lengths)
+        if len_a is None or len_b is None or len_a == len_b:
+            continue
+        total += 1
+        longer = "a" if len_a > len_b else "b"
+        longer_won += comparison.verdict == longer
+    return (longer_won / total if total else None), total
+
+
+def score_value(row: ScoreRow, metric: str | None) -> float | None:
+    """The row's score: the named metric, else the mean of its numeric metric fields."""
+    extra = row.model_extra or {}
+    if metric is not None:
+        value = extra.get(metric)
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+    values = [
+        float(v)
+        for k, v in extra.items()
+        if k not in FIXED_FIELDS and isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    return float(np.mean(values)) if values else None
+
+
+def length_score(
+    rows: Sequence[ScoreRow], trial_lengths: dict[TrialKey, int], metric: str | None
+) -> dict[str, dict[str, Any]]:
+    """Per score source: Spearman ρ between response length and score, with its p-value."""
+    pairs: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for row in rows:
+        length = trial_lengths.get((row.case_id, row.trial, row.condition))
+        value = score_value(row, metric)
+        if (row.source or "").startswith("human:"):
+            continue  # a bias audit is of judges; human rows are spot checks
+        if length is not None and value is not None:
+            pairs[row.source or "unknown"].append((length, value))
+    result: dict[str, dict[str, Any]] = {}
+    for source, values in pairs.items():
+        x = np.asarray([v[0] for v in values], dtype=float)
+        y = np.asarray([v[1] for v in values], dtype=float)
+        rho = p = None
+        if len(values) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                test = stats.spearmanr(x, y)
+            rho, p = float(test.statistic), float(test.pvalue)
+        result[source] = {
+            "scored_trials": len(values),
+            "length_score_rho": rho,
+            "length_score_p": p,
+            "length_flagged": bool(
+                rho is not None and p is not None and rho > RHO_FLAG and p < P_FLAG
+            ),
+        }
+    return result
+
+
+def judge_key_of_source(source: str) -> str:
+    """`judge:gpt-4o` → `gpt-4o`, so score sources line up with comparison judges."""
+    return source.split(":", 1)[1] if source.startswith("judge:") else source
+
+
+def audit(
+    comparisons: Sequence[Comparison],
+    trial_lengths: dict[TrialKey, int] | None = None,
+    scores: Sequence[ScoreRow] | None = None,
+    metric: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The bias report per judge."""
+    by_judge: dict[str, list[Comparison]] = defaultdict(list)
+    for comparison in comparisons:
+        by_judge[judge_key_of_source(judge_name(comparison))].append(comparison)
+    report: dict[str, dict[str, Any]] = {}
+    for judge, items in sorted(by_judge.items()):
+        entry = {"comparisons": len(items), **position_bias(items).as_json()}
+        longer, decided = prefer_longer(items, trial_lengths)
+        entry["p_prefer_longer"] = longer
+        entry["length_decided_comparisons"] = decided
+        entry.update({"length_score_rho": None, "length_score_p": None, "length_flagged": False})
+        report[judge] = entry
+    if scores is not None and trial_lengths is not None:
+        for source, figures in length_score(scores, trial_lengths, metric).items():
+            judge = judge_key_of_source(source)
+            entry = report.setdefault(judge, {"comparisons": 0, **PositionBias().as_json()})
+            entry.update(figures)
+    for entry in report.values():
+        entry.setdefault("p_prefer_longer", None)
+        entry.setdefault("length_score_rho", None)
+        entry.setdefault("length_score_p", None)
+        entry.setdefault("length_flagged", False)
+    return report

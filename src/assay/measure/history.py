@@ -1,0 +1,284 @@
+"""Judge monitoring over the run store: agreement with human spot checks, drift, length bias.
+
+What it reads (all in the SQLite store):
+- `judge_scores` (this module's table): one score row per run, source, prompt hash and trial,
+  as `assay judge` (direct mode, also in the suite chain), `assay history --add-scores` or
+  `save_score_rows` recorded it (recording the same row again replaces it): `run_id`, `source`
+  (`judge:<model>` or `human:<id>`), `prompt_sha256` (the row's `judge_prompt_sha256`, else its
+  extra field `prompt_sha256`, '' when absent: the same hash `assay calibrate` stores for the
+  `judge:<model>` rater of labels carrying it), the trial key, the
+  row's `score` (the `--metric` value, else the mean of its numeric metrics), the response
+  `length` (from the trials given at ingestion or the store's `trials` table), the JSON record.
+- `judge_calibrations` (written by `assay calibrate`): the latest verdict per configuration.
+
+Per judge configuration (source + prompt hash), with runs in the order they were recorded:
+- rolling agreement with human spot checks: a check is a trial of the same run scored by the
+  judge and a human; they agree when the scores differ by at most `tolerance`. The rate over the
+  last `window` (100) checks is reported at each run once at least `min_checks` (10) exist;
+- drift: a two-sample Kolmogorov–Smirnov test (scipy `ks_2samp`) of the score distribution of
+  each run against the previous run;
+- length–score Spearman correlation per run;
+- alerts: agreement below `min_agreement`, drift with p < `drift_p`, length bias (ρ > 0.3 with
+  p < 0.05) in the latest run, a latest calibration that is not PASS.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from assay.core.records import ScoreRow
+from assay.measure.bias import P_FLAG, RHO_FLAG, score_value
+from assay.measure.inputs import TrialKey
+from assay.store import Store, now_iso
+from assay.store.calibrations import latest_calibrations
+
+DDL = """
+CREATE TABLE IF NOT EXISTS judge_scores (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    condition TEXT NOT NULL,
+    score REAL,
+    length INTEGER,
+    record TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judge_scores_by_source ON judge_scores (source, prompt_sha256, id);
+CREATE INDEX IF NOT EXISTS judge_scores_by_trial
+    ON judge_scores (run_id, source, prompt_sha256, case_id, trial, condition);
+"""
+
+
+@dataclass
+class Settings:
+    window: int = 100
+    min_checks: int = 10
+    tolerance: float = 0.5
+    min_agreement: float = 0.7
+    drift_p: float = 0.01
+    min_drift_rows: int = 10
+
+
+def _store_lengths(store: Store, run_id: str) -> dict[TrialKey, int]:
+    lengths: dict[TrialKey, int] = {}
+    for record in store.trial_records(run_id):
+        if record.get("error") is None and isinstance(record.get("response"), str):
+            lengths[(record["case_id"], record["trial"], record["condition"])] = len(
+                record["response"]
+            )
+    return lengths
+
+
+def save_score_rows(
+    store: Store,
+    run_id: str,
+    rows: Sequence[ScoreRow],
+    trial_lengths: dict[TrialKey, int] | None = None,
+    metric: str | None = None,
+) -> int:
+    """Record score rows of one run for monitoring; lengths default to the store's trials.
+
+    A row already recorded for the same run, source, prompt hash and trial is replaced in
+    place (it keeps its position), so recording a run again never counts it twice.
+    """
+    store.ensure(DDL)
+    lengths = trial_lengths if trial_lengths is not None else _store_lengths(store, run_id)
+    created = now_iso()
+    for row in rows:
+        key = (
+            run_id,
+            row.source or "unknown",
+            prompt_hash(row),
+            row.case_id,
+            row.trial,
+            row.condition,
+        )
+        values = (
+            score_value(row, metric),
+            lengths.get((row.case_id, row.trial, row.condition)),
+            row.model_dump_json(),
+            created,
+        )
+        store.queue(
+            "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
+            f" WHERE {_SAME_ROW}",
+            (*values, *key),
+        )
+        store.queue(
+            "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
+            " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+            f" WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
+            (*key, *values, *key),
+        )
+    store.flush()
+    return len(rows)
+
+
+_SAME_ROW = (
+    "run_id = ? AND source = ? AND prompt_sha256 = ? AND case_id = ? AND trial = ?"
+    " AND condition = ?"
+)
+
+
+def prompt_hash(row: ScoreRow) -> str:
+    """The judge prompt hash a score row carries ('' for none): `judge_prompt_sha256` as
+    `assay judge` stamps it, else an extra `prompt_sha256` field."""
+    if row.judge_prompt_sha256:
+        return row.judge_prompt_sha256
+    sha = (row.model_extra or {}).get("prompt_sha256")
+    return sha if isinstance(sha, str) else ""
+
+
+@dataclass
+class _Row:
+    run_id: str
+    source: str
+    sha: str
+    key: TrialKey
+    score: float | None
+    length: int | None
+
+
+def _rows(store: Store) -> list[_Row]:
+    store.ensure(DDL)
+    cursor = store.db.execute(
+        "SELECT run_id, source, prompt_sha256, case_id, trial, condition, score, length"
+        " FROM judge_scores ORDER BY id"
+    )
+    return [_Row(r, s, h, (c, t, k), v, n) for r, s, h, c, t, k, v, n in cursor]
+
+
+def _spearman(lengths: list[float], scores: list[float]) -> tuple[float | None, float | None]:
+    x, y = np.asarray(lengths, dtype=float), np.asarray(scores, dtype=float)
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        test = stats.spearmanr(x, y)
+    return float(test.statistic), float(test.pvalue)
+
+
+def history(store: Store, settings: Settings | None = None) -> dict[str, Any]:
+    """The monitoring report of every judge configuration in the store."""
+    s = settings or Settings()
+    rows = _rows(store)
+    human: dict[tuple[str, TrialKey], list[float]] = defaultdict(list)
+    for row in rows:
+        if row.source.startswith("human:") and row.score is not None:
+            human[(row.run_id, row.key)].append(row.score)
+    configs: dict[tuple[str, str], list[_Row]] = defaultdict(list)
+    for row in rows:
+        if not row.source.startswith("human:"):
+            configs[(row.source, row.sha)].append(row)
+    calibrations: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in latest_calibrations(store):
+        calibrations[(c.judge, c.prompt_sha256 or "")].append(
+            {
+                "dimension": c.dimension,
+                "verdict": c.verdict,
+                "n": c.n,
+                "kappa": c.kappa,
+                "created_at": c.created_at,
+            }
+        )
+    report: dict[str, Any] = {}
+    for key in sorted(set(configs) | set(calibrations)):
+        source, sha = key
+        name = source + (f"@{sha[:12]}" if sha else "")
+        report[name] = _config_report(
+            source, sha, configs.get(key, []), human, calibrations.get(key, []), s
+        )
+    return {"judges": report, "settings": s.__dict__}
+
+
+def _config_report(
+    source: str,
+    sha: str,
+    rows: list[_Row],
+    human: dict[tuple[str, TrialKey], list[float]],
+    calibration: list[dict[str, Any]],
+    s: Settings,
+) -> dict[str, Any]:
+    by_run: dict[str, list[_Row]] = {}
+    for row in rows:
+        by_run.setdefault(row.run_id, []).append(row)
+    checks: list[bool] = []
+    runs: list[dict[str, Any]] = []
+    alerts: list[str] = []
+    previous: np.ndarray | None = None
+    previous_run: str | None = None
+    for run_id, run_rows in by_run.items():
+        scores = np.asarray([r.score for r in run_rows if r.score is not None], dtype=float)
+        for r in run_rows:
+            spot = human.get((run_id, r.key))
+            if spot and r.score is not None:
+                checks.append(abs(r.score - float(np.median(spot))) <= s.tolerance)
+        window = checks[-s.window :]
+        rolling = float(np.mean(window)) if len(window) >= s.min_checks else None
+        drift = None
+        if (
+            previous is not None
+            and len(previous) >= s.min_drift_rows
+            and len(scores) >= s.min_drift_rows
+        ):
+            test = stats.ks_2samp(previous, scores)
+            ks, p_drift = float(test.statistic), float(test.pvalue)
+            drift = {"against": previous_run, "ks": ks, "p": p_drift}
+            if p_drift < s.drift_p:
+                alerts.append(
+                    f"score distribution drifted in run {run_id} against {previous_run}"
+                    f" (KS {ks:.3f}, p={p_drift:.2g})"
+                )
+        pairs = [
+            (float(r.length), r.score)
+            for r in run_rows
+            if r.length is not None and r.score is not None
+        ]
+        rho, p = _spearman([a for a, _ in pairs], [b for _, b in pairs])
+        runs.append(
+            {
+                "run_id": run_id,
+                "rows": len(run_rows),
+                "mean_score": float(scores.mean()) if len(scores) else None,
+                "checks": len(checks),
+                "rolling_agreement": rolling,
+                "drift": drift,
+                "length_score_rho": rho,
+                "length_score_p": p,
+            }
+        )
+        if rolling is not None and rolling < s.min_agreement:
+            alerts.append(
+                f"agreement with human spot checks {rolling:.2f} < {s.min_agreement} at run {run_id}"
+                f" (last {len(window)} checks)"
+            )
+        if len(scores):
+            previous, previous_run = scores, run_id
+    if runs:
+        last = runs[-1]
+        rho, p = last["length_score_rho"], last["length_score_p"]
+        if rho is not None and p is not None and rho > RHO_FLAG and p < P_FLAG:
+            alerts.append(f"length bias in run {last['run_id']}: Spearman {rho:.2f} (p={p:.2g})")
+    for c in calibration:
+        if c["verdict"] != "PASS":
+            alerts.append(f"latest calibration on {c['dimension']!r} is {c['verdict']}")
+    window = checks[-s.window :]
+    return {
+        "judge": source,
+        "prompt_sha256": sha or None,
+        "runs": runs,
+        "checks": len(checks),
+        "rolling_agreement": float(np.mean(window)) if len(window) >= s.min_checks else None,
+        "calibration": calibration,
+        "alerts": alerts,
+    }

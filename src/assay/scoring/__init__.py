@@ -1,1 +1,0 @@
-"""Score rows: the rubric, loading and validating `scores.jsonl`, and pairing conditions."""
