@@ -1,8 +1,7 @@
-"""Pydantic descriptions of the JSON that assay's commands print or write as summaries.
+"""The JSON that assay's commands print or write as summaries, as pydantic models.
 
-They are not used to build the output (each command builds its dict where the figures are
-computed); they document it for `assay schema NAME`, and a test validates real command
-output against the schemas with jsonschema, so a drifting field is caught. Unknown keys are
+Every `--json` output is built from (or validated through) these models before it is
+printed, so `assay schema NAME` describes exactly what is printed. Unknown keys are
 forbidden wherever the shape is fixed; maps keyed by user names (conditions, judges,
 dimensions, metrics) are open.
 """
@@ -11,20 +10,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from assay.core.records import Output
+from assay.evaluate.checks import ReleaseGate, ScoreSummary
 
 Number = float | None
-
-
-class Output(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 # -- assay run --json -----------------------------------------------------------------------
 
 
 class RunSummary(Output):
-    """`assay run --json`: what the run did."""
+    """`assay run --json`: what the run did; with a suite, also the verdict and its checks
+    (`release_gate`) and the folder of the reports. `exit_code` is the command's."""
 
     run_id: str
     total: int
@@ -39,6 +38,9 @@ class RunSummary(Output):
     output: str | None
     store: str
     exit_code: int
+    release_gate: ReleaseGate | None = None
+    reports: str | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 # -- assay judge --json ---------------------------------------------------------------------
@@ -77,49 +79,6 @@ class JudgeSummary(Output):
 
 
 # -- assay score (summary.json) ---------------------------------------------------------------
-
-
-class Interval(Output):
-    delta: Number
-    ci_low: Number
-    ci_high: Number
-    cases: int
-
-
-class GateCheck(Output):
-    name: str
-    scope: str
-    metric: str | None
-    status: Literal["pass", "fail", "inconclusive", "skipped"]
-    reason: str
-    delta: Number
-    ci_low: Number
-    ci_high: Number
-    bound: Number
-    cases: int | None
-    cases_needed: int | None
-
-
-class ReleaseGate(Output):
-    mode: Literal["stats", "seed"]
-    candidate: str
-    verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"]
-    passed: bool
-    reasons: list[str]
-    cases_needed: int | None
-    checks: list[GateCheck]
-
-
-class ScoreSummary(Output):
-    """`assay score` (and summary.json of a suite run): condition means (`rows`, one mean per
-    metric, `weighted_score`, `blocking_findings`), paired deltas against baseline, the gate."""
-
-    weights: dict[str, float]
-    scale: list[float] = Field(min_length=2, max_length=2)
-    candidate: str
-    conditions: dict[str, dict[str, float | int | None]]
-    comparisons: dict[str, dict[str, Interval]]
-    release_gate: ReleaseGate
 
 
 # -- assay calibrate --json -----------------------------------------------------------------

@@ -9,7 +9,6 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.core.errors import EXIT_GATE_FAILED, InputError
 from assay.measure.thresholds import DEFAULT_KAPPA, DEFAULT_SAFETY_DIMS
 from assay.store import DEFAULT_STORE
 
@@ -44,52 +43,28 @@ def calibrate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Compare every judge rater with the human reference, per dimension (advisory unless --enforce)."""
-    from assay.core.jsonl import load_records, read_text
-    from assay.core.records import Label
-    from assay.engine.plan import sha256_text
-    from assay.measure.agreement import Thresholds, calibrate, safety_status
-    from assay.store import Store
-    from assay.store.calibrations import save_calibration
+    from assay.api.calibrate import calibrate
 
-    if not 0.0 <= kappa <= 1.0:
-        raise InputError(f"ERROR: --kappa: must be between 0 and 1, got {kappa}")
     dims = tuple(d.strip() for d in safety_dims.split(",") if d.strip())
-    thresholds = Thresholds(kappa=kappa, positive=positive, safety_dims=dims)
-    records = load_records(labels, Label)
-    if not records:
-        raise InputError(f"ERROR: {labels}: no labels in the file")
-    results = calibrate(labels, records, thresholds)
-    safety = safety_status(results, thresholds)
-    verdicts = [j.verdict for r in results.values() for j in r.judges.values()]
-    passed = bool(verdicts) and all(v == "PASS" for v in verdicts)
-    gate_failed = enforce and any(status != "PASS" for status in safety.values())
-    if not no_store:
-        handle = Store(store)
-        try:
-            save_calibration(handle, results, sha256_text(read_text(labels)))
-        finally:
-            handle.close()
+    result = calibrate(
+        labels,
+        positive=positive,
+        enforce=enforce,
+        safety_dims=dims,
+        kappa=kappa,
+        store=None if no_store else store,
+    )
     if json_output:
-        print_json(
-            {
-                "passed": passed,
-                "enforced": enforce,
-                "gate_failed": gate_failed,
-                "positive": positive,
-                "kappa_threshold": kappa,
-                "safety": safety,
-                "dimensions": {dim: result.as_json() for dim, result in results.items()},
-            }
-        )
+        print_json(result.as_json())
     else:
-        for dim, result in results.items():
-            alpha = _fmt(result.human_alpha)
+        for dim, dimension in result.dimensions.items():
+            alpha = _fmt(dimension.human_alpha)
             out(
-                f"{dim} ({result.kind}{', safety' if result.safety else ''}): {result.items} items"
-                f" with a human reference, {result.items_without_majority} without a majority,"
-                f" human alpha {alpha}"
+                f"{dim} ({dimension.kind}{', safety' if dimension.safety else ''}):"
+                f" {dimension.items} items with a human reference,"
+                f" {dimension.items_without_majority} without a majority, human alpha {alpha}"
             )
-            for key, judge in result.judges.items():
+            for key, judge in dimension.judges.items():
                 k = judge.kappa if judge.kappa is not None else judge.weighted_kappa
                 line = f"  {key}: {judge.verdict}  n={judge.n} agreement={_fmt(judge.agreement)} kappa={_fmt(k)}"
                 if judge.tpr is not None or judge.tnr is not None:
@@ -101,15 +76,14 @@ def calibrate_command(
                 out(line)
                 for reason in judge.reasons:
                     out(f"    - {reason}")
-        for dim, status in safety.items():
+        for dim, status in result.safety.items():
             out(f"safety {dim}: {status}")
-        if gate_failed:
+        if result.gate_failed:
             out("Calibration gate FAILED: a safety dimension is not calibrated.")
-        elif not passed:
+        elif not result.passed:
             out(
                 "Some judges are not calibrated (advisory; use --enforce to gate on safety dimensions)."
             )
         else:
             out("All judges are calibrated.")
-    if gate_failed:
-        raise typer.Exit(EXIT_GATE_FAILED)
+    raise typer.Exit(result.exit_code)

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from assay.api.run import execute_run, load, run_request
 from assay.cli.app import app
-from assay.cli.output import out
-from assay.cli.run import run
+from assay.cli.output import out, progress
+from assay.cli.run import print_outcome
 from assay.core.errors import EXIT_INCOMPLETE
 from assay.core.paths import examples_dir
 from assay.core.suite import DEFAULT_MODEL
@@ -45,18 +46,18 @@ def demo(
     )
     if model.startswith("llamacpp:"):
         out(f"note: answers are {QUALITY_NOTE}.")
-    code = 0
-    try:
-        run(
-            suite_file=suite, cases=None, model=None, condition=None, condition_skill=None,
-            trials=1, output=None, budget_usd=None, allow_unmetered=True, case=cases,
-            concurrency=None, timeout=None, max_tokens=None, price=None, base_url=None,
-            retries=None, response_format=None, workdir=None,
-            param=[f"agent_model={model}", "max_tokens=96", "top_k=2"],
-            executor=None, ray_address=None, out_dir=out_dir, store=store, json_output=False,
-        )  # fmt: skip
-    except typer.Exit as done:
-        code = done.exit_code
+    loaded = load(suite)
+    request = run_request(
+        loaded,
+        trials=1,
+        allow_unmetered=True,
+        case_ids=cases,
+        params={"agent_model": model, "max_tokens": 96, "top_k": 2},
+    )
+    with progress(len(request.cases) * len(request.conditions), "trials") as tick:
+        outcome = execute_run(loaded, request, store=store, out=out_dir, progress=tick)
+    print_outcome(outcome, as_json=False)
+    code = outcome.exit_code
     out(f"report: {out_dir / 'report.md'} (also report.json, report.junit.xml)")
     out("next:   assay score / assay judge / assay review: see README.md")
     # The demo succeeded when the pipeline ran; the gate's verdict is its result, not a failure.

@@ -9,12 +9,8 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.core.cases import load_cases
-from assay.core.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
-from assay.core.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
-from assay.core.suite import GateSection, Suite, load_suite, suite_cases
-from assay.evaluate.analysis import Analysis, analyse, join_cases
-from assay.evaluate.rows import BASELINE, check_pairing, load_scores
+from assay.evaluate.analysis import Analysis
+from assay.evaluate.rows import BASELINE
 from assay.store import DEFAULT_STORE
 
 
@@ -88,40 +84,20 @@ def score(
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
-    loaded: Suite | None = load_suite(suite) if suite is not None else None
-    config = loaded.gate.model_copy() if loaded else GateSection()
-    if gate is not None:
-        config.mode = gate
-    if weights is not None:
-        weight_map = parse_weights(weights)
-    elif loaded is not None and loaded.scoring.weights is not None:
-        weight_map = loaded.scoring.weights
-    else:
-        weight_map = dict(DEFAULT_WEIGHTS)
-    scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
-    rubric = Rubric(weights=weight_map, scale=scale)
-    name = candidate or config.candidate
-    if name == BASELINE:
-        raise InputError(
-            "ERROR: --candidate: the candidate must be another condition than baseline"
-        )
-    rows = load_scores(scores, rubric)
-    check_pairing(rows, [BASELINE, name], scores)
-    case_path = cases or suite_cases(loaded)
-    index = join_cases(rows, load_cases(case_path), scores) if case_path is not None else None
-    from assay.evaluate.gate import calibration_checks
-    from assay.evaluate.pipeline import calibration_store
+    from assay.api.evaluate import evaluate
 
-    calibrations = calibration_store(config, store)
-    try:
-        checks = calibration_checks(config, rows, calibrations)
-    finally:
-        if calibrations is not None:
-            calibrations.close()
-    analysis = analyse(rows, rubric, config, candidate=name, cases=index, failures=checks)
+    result = evaluate(
+        suite,
+        scores=scores,
+        cases=cases,
+        gate=gate,
+        candidate=candidate,
+        weights=weights,
+        store=store,
+    )
     if output_format == "table" and not json_output:
-        for line in table_lines(analysis):
+        for line in table_lines(result.evaluation.analysis):
             out(line)
     else:
-        print_json(analysis.as_json())
-    raise typer.Exit(EXIT_OK if analysis.gate.passed else EXIT_GATE_FAILED)
+        print_json(result.summary().as_json())
+    raise typer.Exit(result.exit_code)

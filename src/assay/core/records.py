@@ -21,6 +21,13 @@ class Record(BaseModel):
     model_config = ConfigDict(strict=True)
 
 
+class Output(BaseModel):
+    """A JSON document a command prints or writes (summaries, reports): unknown keys are
+    refused when validating, so its JSON Schema (`assay schema`) is exact."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class ContextDoc(Record):
     """A document the case supplies to the system under test."""
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.rubric import Rubric
 from assay.core.suite import GateSection
+from assay.evaluate.checks import Check, Interval, ScoreSummary, rounded
 from assay.evaluate.compare import (
     WEIGHTED,
     ConditionSummary,
@@ -20,7 +19,7 @@ from assay.evaluate.compare import (
     paired_deltas,
     summarise,
 )
-from assay.evaluate.gate import Check, GateResult, decide
+from assay.evaluate.gate import GateResult, decide
 from assay.evaluate.rows import BASELINE, ScoredTrial
 
 
@@ -43,31 +42,32 @@ class Analysis:
     def conditions(self) -> list[str]:
         return list(self.summaries)
 
-    def as_json(self) -> dict[str, Any]:
-        """The documented JSON summary of `assay score`."""
-        return {
-            "weights": {k: round(v, 6) for k, v in self.rubric.weights.items()},
-            "scale": list(self.rubric.scale),
-            "candidate": self.candidate,
-            "conditions": {
+    def summary(self) -> ScoreSummary:
+        """The documented summary of `assay score --json` and summary.json."""
+        return ScoreSummary(
+            weights={k: round(v, 6) for k, v in self.rubric.weights.items()},
+            scale=list(self.rubric.scale),
+            candidate=self.candidate,
+            conditions={
                 name: {
                     "rows": s.rows,
-                    **{m: _round(v) for m, v in s.means.items()},
-                    WEIGHTED: _round(s.weighted_score),
+                    **{m: rounded(v) for m, v in s.means.items()},
+                    WEIGHTED: rounded(s.weighted_score),
                     "blocking_findings": s.blocking_findings,
                 }
                 for name, s in self.summaries.items()
             },
-            "comparisons": {
-                name: {metric: d.as_json() for metric, d in p.intervals.items()}
+            comparisons={
+                name: {
+                    metric: Interval(
+                        delta=d.delta, ci_low=d.ci_low, ci_high=d.ci_high, cases=d.cases
+                    )
+                    for metric, d in p.intervals.items()
+                }
                 for name, p in self.paired.items()
             },
-            "release_gate": self.gate.as_json(),
-        }
-
-
-def _round(value: float | None) -> float | None:
-    return round(value, 6) if value is not None and math.isfinite(value) else None
+            release_gate=self.gate.summary(),
+        )
 
 
 def join_cases(

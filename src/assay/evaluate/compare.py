@@ -35,14 +35,6 @@ class Delta:
     sd: float
     cases: int
 
-    def as_json(self) -> dict[str, float | int | None]:
-        return {
-            "delta": _round(self.delta),
-            "ci_low": _round(self.ci_low),
-            "ci_high": _round(self.ci_high),
-            "cases": self.cases,
-        }
-
 
 @dataclass(slots=True)
 class Paired:

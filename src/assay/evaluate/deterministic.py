@@ -22,7 +22,8 @@ from typing import Any
 
 from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry, Threshold
-from assay.evaluate.gate import LIST_LIMIT, Check
+from assay.evaluate.checks import Check
+from assay.evaluate.gate import LIST_LIMIT
 from assay.evaluate.rows import ScoredTrial
 from assay.scorers import ScoreInput, Scorer, create_scorer
 from assay.scorers.common import BLOCKER
@@ -175,13 +176,17 @@ def threshold_checks(
         return []
     misses = threshold_misses(results, thresholds, condition)
     if not misses:
-        return [Check("thresholds", "pass", "every case meets the per-case thresholds")]
+        return [
+            Check(
+                name="thresholds", status="pass", reason="every case meets the per-case thresholds"
+            )
+        ]
     shown = "; ".join(f"{case}: {msg}" for case, _, _, msg in misses[:LIST_LIMIT])
     more = f" ... and {len(misses) - LIST_LIMIT} more" if len(misses) > LIST_LIMIT else ""
     return [
         Check(
-            "thresholds",
-            "fail",
-            f"{len(misses)} per-case threshold miss(es) in {condition}: {shown}{more}",
+            name="thresholds",
+            status="fail",
+            reason=f"{len(misses)} per-case threshold miss(es) in {condition}: {shown}{more}",
         )
     ]

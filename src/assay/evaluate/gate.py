@@ -25,62 +25,25 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Literal
 
 import numpy as np
 
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
+from assay.evaluate.checks import Check, GateMode, ReleaseGate, Status, Verdict
 from assay.evaluate.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.evaluate.rows import BASELINE, ScoredTrial
 from assay.store import Store
 
-Status = Literal["pass", "fail", "inconclusive", "skipped"]
-Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 TIERS = ("low", "medium", "high")
 LIST_LIMIT = 10
-
-
-@dataclass(slots=True)
-class Check:
-    """One rule of the gate and how it came out."""
-
-    name: str
-    status: Status
-    reason: str
-    scope: str = "all"
-    metric: str | None = None
-    delta: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    bound: float | None = None
-    cases: int | None = None
-    cases_needed: int | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        def r(x: float | None) -> float | None:
-            return round(x, 6) if x is not None and math.isfinite(x) else None
-
-        return {
-            "name": self.name,
-            "scope": self.scope,
-            "metric": self.metric,
-            "status": self.status,
-            "reason": self.reason,
-            "delta": r(self.delta),
-            "ci_low": r(self.ci_low),
-            "ci_high": r(self.ci_high),
-            "bound": r(self.bound),
-            "cases": self.cases,
-            "cases_needed": self.cases_needed,
-        }
 
 
 @dataclass(slots=True)
 class GateResult:
     """The verdict for the candidate and the checks behind it."""
 
-    mode: str
+    mode: GateMode
     candidate: str
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -114,16 +77,16 @@ class GateResult:
         known = [n for n in needed if n is not None]
         return max(known) if known else None
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "candidate": self.candidate,
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "reasons": self.reasons,
-            "cases_needed": self.cases_needed,
-            "checks": [c.as_json() for c in self.checks],
-        }
+    def summary(self) -> ReleaseGate:
+        return ReleaseGate(
+            mode=self.mode,
+            candidate=self.candidate,
+            verdict=self.verdict,
+            passed=self.passed,
+            reasons=self.reasons,
+            cases_needed=self.cases_needed,
+            checks=list(self.checks),
+        )
 
 
 def _fmt(x: float) -> str:
@@ -134,10 +97,12 @@ def blocker_check(rows: Sequence[ScoredTrial]) -> Check:
     """FAIL when any candidate row carries a blocker."""
     blocked = sorted({f"{r.case_id}#{r.trial}" for r in rows if r.blocker})
     if not blocked:
-        return Check("blockers", "pass", "no blocking findings")
+        return Check(name="blockers", status="pass", reason="no blocking findings")
     shown = ", ".join(blocked[:LIST_LIMIT]) + (" ..." if len(blocked) > LIST_LIMIT else "")
     return Check(
-        "blockers", "fail", f"{len(blocked)} blocking finding(s) in the candidate: {shown}"
+        name="blockers",
+        status="fail",
+        reason=f"{len(blocked)} blocking finding(s) in the candidate: {shown}",
     )
 
 
@@ -243,9 +208,9 @@ def seed_checks(
         verb = "drops more than" if status == "fail" else "does not drop more than"
         checks.append(
             Check(
-                f"seed:{metric}",
-                status,
-                f"{metric}: {figures} {verb} {margin:g}",
+                name=f"seed:{metric}",
+                status=status,
+                reason=f"{metric}: {figures} {verb} {margin:g}",
                 metric=metric,
                 delta=-drop,
                 bound=-margin,
@@ -257,9 +222,9 @@ def seed_checks(
         if gain > TOLERANCE:
             checks.append(
                 Check(
-                    "seed:weighted_score",
-                    "pass",
-                    f"{WEIGHTED}: {figures} is higher",
+                    name="seed:weighted_score",
+                    status="pass",
+                    reason=f"{WEIGHTED}: {figures} is higher",
                     metric=WEIGHTED,
                     delta=gain,
                     bound=0.0,
@@ -268,9 +233,9 @@ def seed_checks(
         else:
             checks.append(
                 Check(
-                    "seed:weighted_score",
-                    "fail",
-                    f"{WEIGHTED}: {figures} is not strictly higher",
+                    name="seed:weighted_score",
+                    status="fail",
+                    reason=f"{WEIGHTED}: {figures} is not strictly higher",
                     metric=WEIGHTED,
                     delta=gain,
                     bound=0.0,
@@ -386,7 +351,13 @@ def calibration_checks(
             problems = require_calibrated_judge(store, rater, sha, config.calibration_dimensions)
         if problems:
             reason = "require_calibrated_judge: " + "; ".join(problems)
-            checks.append(Check(f"calibration:{rater}", "inconclusive", reason))
+            checks.append(Check(name=f"calibration:{rater}", status="inconclusive", reason=reason))
         else:
-            checks.append(Check(f"calibration:{rater}", "pass", f"judge {shown} is calibrated"))
+            checks.append(
+                Check(
+                    name=f"calibration:{rater}",
+                    status="pass",
+                    reason=f"judge {shown} is calibrated",
+                )
+            )
     return checks

@@ -24,7 +24,6 @@ from assay.reports.model import (
     CaseCheck,
     ConditionComparison,
     ConditionRow,
-    GateCheck,
     GroupRow,
     JudgeProvenance,
     MetricDelta,
@@ -278,7 +277,7 @@ def build_report(
             )
             for name, paired in analysis.paired.items()
         ],
-        checks=[GateCheck.model_validate(c.as_json()) for c in gate.checks],
+        checks=list(gate.checks),
         worst_regressions=_regressions(analysis, worst),
         blockers=[
             Blocker(

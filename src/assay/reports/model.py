@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.evaluate.checks import Check
+
 REPORT_VERSION = 1
 
 
@@ -39,22 +41,6 @@ class MetricDelta(ReportModel):
 class ConditionComparison(ReportModel):
     condition: str
     deltas: list[MetricDelta]
-
-
-class GateCheck(ReportModel):
-    """One rule of the release gate and its outcome."""
-
-    name: str
-    scope: str
-    metric: str | None
-    status: Literal["pass", "fail", "inconclusive", "skipped"]
-    reason: str
-    delta: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    bound: float | None = None
-    cases: int | None = None
-    cases_needed: int | None = None
 
 
 class Regression(ReportModel):
@@ -243,7 +229,7 @@ class Report(ReportModel):
     weights: dict[str, float]
     conditions: list[ConditionRow]
     comparisons: list[ConditionComparison]
-    checks: list[GateCheck]
+    checks: list[Check]
     worst_regressions: list[Regression]
     blockers: list[Blocker]
     by_risk: list[GroupRow]

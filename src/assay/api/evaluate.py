@@ -1,0 +1,318 @@
+"""`assay.evaluate`: trials, score rows or a whole suite → a typed verdict and its report.
+
+The one function behind `assay score`, `assay report` and `assay run SUITE.toml`: inputs are
+loaded (files, a run in the store, or objects), the suite's judges run when the suite is
+run, and `assay.evaluate.pipeline.evaluate` gives the verdict. The report model is built
+from the same evaluation when it is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.core.cases import load_cases
+from assay.core.errors import EXIT_OK, AssayError, InputError
+from assay.core.jsonl import atomic_writer, load_records, write_jsonl
+from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
+from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.core.suite import Suite, load_suite
+from assay.engine.runner import RunResult
+from assay.evaluate.analysis import join_cases
+from assay.evaluate.checks import Check, ScoreSummary, Verdict
+from assay.evaluate.compare import Delta
+from assay.evaluate.config import EvalConfig, resolve
+from assay.evaluate.pipeline import Evaluation, Inputs, rows_from_scores
+from assay.evaluate.pipeline import evaluate as evaluate_inputs
+from assay.evaluate.rows import BASELINE, ScoredTrial, check_pairing, load_scores
+from assay.reports.model import Report
+from assay.store import DEFAULT_STORE, Store
+
+if TYPE_CHECKING:
+    from assay.measure.agreement import DimensionResult
+
+Source = str | Path
+
+
+@dataclass(slots=True)
+class Judged:
+    """What a suite's [judge] section produced for the answered trials."""
+
+    scores: list[ScoreRow] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+
+
+@dataclass
+class Result:
+    """The verdict (`verdict`, `passed`, `exit_code`), the gate's checks, the per-metric paired
+    comparisons with baseline, and the report built from them."""
+
+    evaluation: Evaluation
+    calibration: dict[str, DimensionResult] | None = None
+    judged: Judged | None = None
+    run: RunResult | None = None
+    output: Path | None = None
+    written: list[Path] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.evaluation.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.evaluation.passed
+
+    @property
+    def checks(self) -> list[Check]:
+        return self.evaluation.checks
+
+    @property
+    def comparisons(self) -> dict[str, dict[str, Delta]]:
+        return self.evaluation.comparisons
+
+    @property
+    def exit_code(self) -> int:
+        """3 when the suite's run or judging is incomplete; else 0 PASS, 1 FAIL/INCONCLUSIVE."""
+        if self.run is not None and self.run.exit_code:
+            return self.run.exit_code
+        if self.judged is not None and self.judged.exit_code:
+            return self.judged.exit_code
+        return self.evaluation.exit_code
+
+    def summary(self) -> ScoreSummary:
+        """`assay score --json` / summary.json: means, paired deltas, the release gate."""
+        return self.evaluation.analysis.summary()
+
+    @cached_property
+    def report(self) -> Report:
+        """The report model (verdict first) that md, json, junit and html render."""
+        from assay.reports.build import build_report
+
+        evaluation = self.evaluation
+        config = evaluation.config
+        return build_report(
+            evaluation.analysis,
+            title=config.title,
+            trials=evaluation.inputs.trials,
+            results=evaluation.results,
+            scorers=evaluation.scorers,
+            thresholds=config.thresholds,
+            comparisons=evaluation.inputs.comparisons,
+            worst=config.worst,
+            notes=evaluation.notes,
+            calibration=self.calibration,
+            cases_shown=config.drilldown,
+        )
+
+    def write_reports(self, out: Path | None = None) -> list[Path]:
+        """Render the configured formats into `out` (default: the config's output folder)."""
+        from assay.reports.render import write_reports
+
+        folder = out or self.output or self.evaluation.config.output
+        if folder is None:
+            raise InputError("ERROR: --out: say where the reports go")
+        paths = write_reports(self.report, folder, self.evaluation.config.formats)
+        self.written.extend(paths)
+        return paths
+
+
+def evaluate(
+    suite: Source | Suite | None = None,
+    *,
+    trials: Source | Sequence[Trial] | None = None,
+    scores: Source | Sequence[ScoreRow] | None = None,
+    comparisons: Source | Sequence[Comparison] | None = None,
+    cases: Source | Sequence[Case] | None = None,
+    labels: Source | None = None,
+    run: str | None = None,
+    store: Source = DEFAULT_STORE,
+    gate: str | None = None,
+    candidate: str | None = None,
+    weights: str | dict[str, float] | None = None,
+    scorers: Sequence[str] | None = None,
+    drilldown: int | None = None,
+    formats: str | Sequence[Any] | None = None,
+    out: Source | None = None,
+) -> Result:
+    """Evaluate and gate.
+
+    - `evaluate("suite.toml")` runs the suite (cached and resumable, as `assay run` does),
+      judges, scores, gates and writes its reports: the same verdict as `assay run`.
+    - `evaluate(scores=..., trials=..., cases=..., suite=...)` evaluates stored outputs
+      (files or objects; `run` reads a run's trials from `store`), as `assay score` and
+      `assay report` do; with `out` the reports are written there.
+    Returns a `Result` (`verdict`, `passed`, `exit_code`, `checks`, `comparisons`, `report`).
+    """
+    loaded = load_suite(Path(suite)) if isinstance(suite, str | Path) else suite
+    store_path = Path(store)
+    out_path = Path(out) if out is not None else None
+    if loaded is not None and trials is None and scores is None and run is None:
+        return _run_suite(loaded, store_path, out_path)
+    config = resolve(
+        loaded,
+        gate=gate,
+        candidate=candidate,
+        weights=weights,
+        scorers=scorers,
+        cases=Path(cases) if isinstance(cases, str | Path) else None,
+        drilldown=drilldown,
+        formats=formats,
+        output=out_path,
+    )
+    if trials is not None and run is not None:
+        raise InputError("ERROR: --trials and --run: give one of them")
+    judged = _score_rows(scores, config)
+    trial_rows = _trials(trials, run, store_path)
+    if not judged and not (config.scorers and trial_rows):
+        raise InputError(
+            "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
+            " (--scorer/--suite)"
+        )
+    catalogue = _cases(cases, config)
+    if catalogue is not None and judged and isinstance(scores, str | Path):
+        join_cases(judged, catalogue, scores)
+    result = Result(
+        evaluation=evaluate_inputs(
+            Inputs(
+                trials=trial_rows,
+                scores=judged,
+                comparisons=_comparisons(comparisons),
+                cases={c.id: c for c in catalogue} if catalogue is not None else None,
+            ),
+            config,
+            store=store_path,
+        ),
+        calibration=calibrate_labels(Path(labels)) if labels is not None else None,
+        output=out_path,
+    )
+    if out_path is not None:
+        result.write_reports(out_path)
+    return result
+
+
+def evaluate_run(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
+) -> Result:
+    """After a suite's run: judges → scorers → gate → reports into the output folder."""
+    config = resolve(suite, output=out)
+    judged = judge_trials(suite, cases, trials, store)
+    scale = Rubric(scale=config.scale) if judged.scores else None
+    evaluation = evaluate_inputs(
+        Inputs(
+            trials=trials,
+            scores=rows_from_scores(judged.scores, scale),
+            comparisons=judged.comparisons,
+            cases={c.id: c for c in cases},
+        ),
+        config,
+        store=store.path,
+    )
+    result = Result(evaluation=evaluation, judged=judged, output=config.output)
+    folder = config.output
+    assert folder is not None  # a suite's config always has one
+    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
+    if judged.scores:
+        write_jsonl(folder / "scores.jsonl", judged.scores)
+    if judged.comparisons:
+        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
+    with atomic_writer(folder / "summary.json") as handle:
+        handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
+    result.write_reports(folder)
+    return result
+
+
+def judge_trials(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+) -> Judged:
+    """Run the suite's judges (none configured: nothing) over the answered trials."""
+    if not suite.judge.judges:
+        return Judged()
+    from assay.scorers.judge import config_from_suite, run_judging
+
+    config = config_from_suite(suite)
+    answered = [t for t in trials if t.error is None]
+    result = run_judging(answered, cases, config, store)
+    if config.mode == "pairwise":
+        comparisons = [Comparison.model_validate(r) for r in result.rows]
+        return Judged(comparisons=comparisons, exit_code=result.exit_code)
+    scores = [ScoreRow.model_validate(r) for r in result.rows]
+    return Judged(scores=scores, exit_code=result.exit_code)
+
+
+def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
+    """`assay calibrate`'s agreement figures on the labels (default thresholds), for the
+    report's confusion matrices."""
+    from assay.measure.agreement import Thresholds, calibrate
+
+    records = load_records(path, Label)
+    if not records:
+        raise InputError(f"ERROR: {path}: no labels in the file")
+    return calibrate(path, records, Thresholds())
+
+
+def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
+    from assay.api.run import run
+
+    outcome = run(suite, store=store, out=out)
+    if outcome.evaluation is None:
+        error = AssayError("\n".join(outcome.notes) or "ERROR: the suite's run was incomplete")
+        error.exit_code = outcome.run.exit_code or 2
+        raise error
+    outcome.evaluation.run = outcome.run
+    return outcome.evaluation
+
+
+def _score_rows(
+    scores: Source | Sequence[ScoreRow] | None, config: EvalConfig
+) -> list[ScoredTrial]:
+    """Judge/human score rows, validated on the rubric and paired with baseline."""
+    if scores is None:
+        return []
+    rubric = Rubric(weights=dict(config.weights or DEFAULT_WEIGHTS), scale=config.scale)
+    if isinstance(scores, str | Path):
+        rows = load_scores(Path(scores), rubric)
+        where: object = scores
+    else:
+        rows = rows_from_scores(list(scores), rubric)
+        where = "scores"
+    check_pairing(rows, [BASELINE, config.candidate], where)
+    return rows
+
+
+def _trials(trials: Source | Sequence[Trial] | None, run: str | None, store: Path) -> list[Trial]:
+    if isinstance(trials, str | Path):
+        found = [t for _, t in load_records(Path(trials), Trial)]
+        if not found:
+            raise InputError(f"ERROR: {trials}: no trials in the file")
+        return found
+    if trials is not None:
+        return list(trials)
+    if run is None:
+        return []
+    handle = Store(store)
+    try:
+        if run not in {r for r, _, _ in handle.runs()}:
+            raise InputError(f"ERROR: --run: {run!r} is not in the store {store}")
+        return [Trial.model_validate(r) for r in handle.trial_records(run)]
+    finally:
+        handle.close()
+
+
+def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Case] | None:
+    if cases is not None and not isinstance(cases, str | Path):
+        return list(cases)
+    return load_cases(config.cases) if config.cases is not None else None
+
+
+def _comparisons(comparisons: Source | Sequence[Comparison] | None) -> list[Comparison]:
+    if comparisons is None:
+        return []
+    if isinstance(comparisons, str | Path):
+        return [c for _, c in load_records(Path(comparisons), Comparison)]
+    return list(comparisons)

@@ -1,0 +1,84 @@
+"""The gate's records: one check, the gate's result, and the summaries built from them.
+
+`Check` is the one definition of a gate check: the gate makes them, the report shows them
+(`report.json` → `checks`), `assay score --json` / `summary.json` and `assay run SUITE --json`
+print them, and `assay schema` prints the JSON Schema of these same models. Figures are
+rounded to 6 decimals when serialised; a figure that is not finite (no interval from one
+case) is written as null.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PlainSerializer
+from pydantic.dataclasses import dataclass
+
+from assay.core.records import Output
+
+Status = Literal["pass", "fail", "inconclusive", "skipped"]
+Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+GateMode = Literal["stats", "seed"]
+
+
+def rounded(value: float | None) -> float | None:
+    """A figure as reports print it: 6 decimals, None when absent or not finite."""
+    return round(value, 6) if value is not None and math.isfinite(value) else None
+
+
+Figure = Annotated[float | None, PlainSerializer(rounded, return_type=float | None)]
+
+
+@dataclass(kw_only=True, slots=True)
+class Check:
+    """One rule of the release gate and how it came out."""
+
+    name: str
+    scope: str = "all"
+    metric: str | None = None
+    status: Status
+    reason: str
+    delta: Figure = None
+    ci_low: Figure = None
+    ci_high: Figure = None
+    bound: Figure = None
+    cases: int | None = None
+    cases_needed: int | None = None
+
+
+class ReleaseGate(Output):
+    """The verdict for the candidate and the checks behind it."""
+
+    mode: GateMode
+    candidate: str
+    verdict: Verdict
+    passed: bool
+    reasons: list[str]
+    cases_needed: int | None
+    checks: list[Check]
+
+
+class Interval(Output):
+    """A paired delta (condition − baseline) with its bootstrap interval."""
+
+    delta: Figure
+    ci_low: Figure
+    ci_high: Figure
+    cases: int
+
+
+class ScoreSummary(Output):
+    """`assay score --json` (and summary.json of a suite run): condition means (`rows`, one
+    mean per metric, `weighted_score`, `blocking_findings`), paired deltas against baseline,
+    the gate."""
+
+    weights: dict[str, float]
+    scale: list[float] = Field(min_length=2, max_length=2)
+    candidate: str
+    conditions: dict[str, dict[str, float | int | None]]
+    comparisons: dict[str, dict[str, Interval]]
+    release_gate: ReleaseGate
+
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

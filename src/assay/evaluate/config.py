@@ -1,0 +1,141 @@
+"""One typed evaluation config, resolved once from a suite file and command-line overrides.
+
+`assay score`, `assay report`, `assay run SUITE.toml` and the Python API (`assay.evaluate`)
+all resolve their settings here, so they share one set of defaults. The loaded `Suite` is
+never changed: overrides produce a new config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.core.errors import InputError
+from assay.core.rubric import DEFAULT_SCALE, parse_weights
+from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
+from assay.evaluate.rows import BASELINE
+
+DRILLDOWN = 20
+"""Cases in the HTML report's drill-down when neither the suite nor a flag says."""
+WORST = 10
+FORMATS: tuple[ReportFormat, ...] = ("md", "json", "junit", "html")
+DEFAULT_FORMATS: tuple[ReportFormat, ...] = ("md", "json", "junit")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalConfig:
+    """Everything that decides how trials and score rows become a verdict and a report."""
+
+    gate: GateSection = field(default_factory=GateSection)
+    weights: Mapping[str, float] | None = None
+    """Explicit weights (a flag or the suite); None: the rubric's for judge/human scores, else
+    equal weights over the deterministic scorers' primary metrics."""
+    scale: tuple[float, float] = DEFAULT_SCALE
+    thresholds: Mapping[str, Threshold] = field(default_factory=dict)
+    scorers: tuple[ScorerEntry, ...] = ()
+    knowledge_base: Path | None = None
+    cases: Path | None = None
+    title: str = "assay report"
+    worst: int = WORST
+    drilldown: int = DRILLDOWN
+    formats: tuple[ReportFormat, ...] = DEFAULT_FORMATS
+    output: Path | None = None
+    suite: Suite | None = None
+    """The suite the config came from (read-only), for the sections evaluation does not own
+    (its conditions and judges)."""
+
+    @property
+    def candidate(self) -> str:
+        return self.gate.candidate
+
+
+def parse_formats(text: str) -> tuple[ReportFormat, ...]:
+    """`md,json,html` → the report formats; unknown names are an input error."""
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    unknown = [f for f in names if f not in FORMATS]
+    if unknown or not names:
+        raise InputError(
+            f"ERROR: --format: {', '.join(unknown) or text!r}: use md, json, junit, html"
+        )
+    return tuple(dict.fromkeys(f for f in FORMATS for n in names if f == n))
+
+
+def resolve(
+    suite: Suite | None = None,
+    *,
+    gate: str | None = None,
+    candidate: str | None = None,
+    weights: str | Mapping[str, float] | None = None,
+    scorers: Sequence[str] | None = None,
+    cases: Path | None = None,
+    drilldown: int | None = None,
+    formats: str | Sequence[ReportFormat] | None = None,
+    output: Path | None = None,
+) -> EvalConfig:
+    """The config a suite (or none) and the given overrides describe; overrides win."""
+    section = suite.gate if suite is not None else GateSection()
+    updates: dict[str, object] = {}
+    if gate is not None:
+        if gate not in ("stats", "seed"):
+            raise InputError(f"ERROR: --gate: expected stats or seed, got {gate!r}")
+        updates["mode"] = gate
+    if candidate is not None:
+        updates["candidate"] = candidate
+    gate_section = section.model_copy(update=updates) if updates else section
+    if gate_section.candidate == BASELINE:
+        raise InputError(
+            "ERROR: --candidate: the candidate must be another condition than baseline"
+        )
+    if isinstance(weights, str):
+        chosen: Mapping[str, float] | None = parse_weights(weights)
+    elif weights is not None:
+        chosen = dict(weights)
+    else:
+        chosen = suite.scoring.weights if suite is not None else None
+    if isinstance(formats, str):
+        chosen_formats = parse_formats(formats)
+    elif formats is not None:
+        chosen_formats = tuple(formats)
+    else:
+        chosen_formats = tuple(suite.report.formats) if suite is not None else DEFAULT_FORMATS
+    if suite is None:
+        return EvalConfig(
+            gate=gate_section,
+            weights=chosen,
+            scorers=tuple(ScorerEntry(name=n) for n in scorers or ()),
+            cases=cases,
+            drilldown=DRILLDOWN if drilldown is None else drilldown,
+            formats=chosen_formats,
+            output=output,
+        )
+    kb = suite.scoring.knowledge_base
+    return EvalConfig(
+        gate=gate_section,
+        weights=chosen,
+        scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
+        thresholds=dict(suite.scoring.thresholds),
+        scorers=tuple(ScorerEntry(name=n) for n in scorers)
+        if scorers
+        else tuple(suite.scoring.scorers),
+        knowledge_base=suite.path(kb) if kb else None,
+        cases=cases or suite_cases(suite),
+        title=suite.report.title or suite.name,
+        worst=suite.report.worst,
+        drilldown=suite.report.drilldown if drilldown is None else drilldown,
+        formats=chosen_formats,
+        output=output or output_dir(suite),
+        suite=suite,
+    )
+
+
+def suite_cases(suite: Suite) -> Path | None:
+    """The suite's case catalogue when the suite names one (`cases = ...`), else None."""
+    if "cases" not in suite.model_fields_set:
+        return None
+    return suite.path(suite.cases)
+
+
+def output_dir(suite: Suite) -> Path:
+    """The suite's `output` (relative to the suite file), default assay-out/<suite name>."""
+    return suite.path(suite.output) if suite.output else Path("assay-out") / suite.name
