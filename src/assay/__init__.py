@@ -1,0 +1,22 @@
+"""assay: evaluate LLM prompts, models and agents before they ship.
+
+The public API (see `assay.api`): `run`, `judge`, `evaluate`, `calibrate` and their result
+types. They are imported on first use, so `import assay` and the command line start fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.api import Calibration, Result, RunOutcome, calibrate, evaluate, judge, run
+
+__all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judge", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        import assay.api
+
+        return getattr(assay.api, name)
+    raise AttributeError(f"module 'assay' has no attribute {name!r}")

@@ -1,0 +1,18 @@
+"""The public Python API: what the command line does, as functions returning typed results.
+
+    import assay
+    result = assay.evaluate("examples/gate/suite.toml")   # run, judge, score, gate, report
+    result.verdict, result.passed, result.exit_code, result.checks, result.comparisons
+
+`run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
+trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
+(judges against human labels). The command line parses flags, calls these and prints.
+"""
+
+from assay.api.calibration import Calibration, calibrate
+from assay.api.evaluation import evaluate
+from assay.api.judging import judge
+from assay.api.results import Result
+from assay.api.running import RunOutcome, run
+
+__all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judge", "run"]

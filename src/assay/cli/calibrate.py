@@ -43,7 +43,7 @@ def calibrate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Compare every judge rater with the human reference, per dimension (advisory unless --enforce)."""
-    from assay.api.calibrate import calibrate
+    from assay.api.calibration import calibrate
 
     dims = tuple(d.strip() for d in safety_dims.split(",") if d.strip())
     result = calibrate(

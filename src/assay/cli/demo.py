@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from assay.api.run import execute_run, load, run_request
+from assay.api.running import execute_run, load, run_request
 from assay.cli.app import app
 from assay.cli.output import out, progress
 from assay.cli.run import print_outcome

@@ -66,7 +66,7 @@ def report(
 ) -> None:
     """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML,
     and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input."""
-    from assay.api.evaluate import evaluate
+    from assay.api.evaluation import evaluate
 
     result = evaluate(
         suite,

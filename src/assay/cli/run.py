@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.api.run import RunOutcome, execute_run, load, run_request
+from assay.api.running import RunOutcome, execute_run, load, run_request
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError

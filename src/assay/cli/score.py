@@ -84,7 +84,7 @@ def score(
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
-    from assay.api.evaluate import evaluate
+    from assay.api.evaluation import evaluate
 
     result = evaluate(
         suite,

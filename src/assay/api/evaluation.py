@@ -8,117 +8,28 @@ from the same evaluation when it is asked for.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.results import Result
 from assay.core.cases import load_cases
-from assay.core.errors import EXIT_OK, AssayError, InputError
-from assay.core.jsonl import atomic_writer, load_records, write_jsonl
+from assay.core.errors import AssayError, InputError
+from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Suite, load_suite
-from assay.engine.runner import RunResult
 from assay.evaluate.analysis import join_cases
-from assay.evaluate.checks import Check, ScoreSummary, Verdict
-from assay.evaluate.compare import Delta
 from assay.evaluate.config import EvalConfig, resolve
-from assay.evaluate.pipeline import Evaluation, Inputs, rows_from_scores
+from assay.evaluate.pipeline import Inputs, rows_from_scores
 from assay.evaluate.pipeline import evaluate as evaluate_inputs
 from assay.evaluate.rows import BASELINE, ScoredTrial, check_pairing, load_scores
-from assay.reports.model import Report
 from assay.store import DEFAULT_STORE, Store
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
 
 Source = str | Path
-
-
-@dataclass(slots=True)
-class Judged:
-    """What a suite's [judge] section produced for the answered trials."""
-
-    scores: list[ScoreRow] = field(default_factory=list)
-    comparisons: list[Comparison] = field(default_factory=list)
-    exit_code: int = EXIT_OK
-
-
-@dataclass
-class Result:
-    """The verdict (`verdict`, `passed`, `exit_code`), the gate's checks, the per-metric paired
-    comparisons with baseline, and the report built from them."""
-
-    evaluation: Evaluation
-    calibration: dict[str, DimensionResult] | None = None
-    judged: Judged | None = None
-    run: RunResult | None = None
-    output: Path | None = None
-    written: list[Path] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> Verdict:
-        return self.evaluation.verdict
-
-    @property
-    def passed(self) -> bool:
-        return self.evaluation.passed
-
-    @property
-    def checks(self) -> list[Check]:
-        return self.evaluation.checks
-
-    @property
-    def comparisons(self) -> dict[str, dict[str, Delta]]:
-        return self.evaluation.comparisons
-
-    @property
-    def exit_code(self) -> int:
-        """3 when the suite's run or judging is incomplete; else 0 PASS, 1 FAIL/INCONCLUSIVE."""
-        if self.run is not None and self.run.exit_code:
-            return self.run.exit_code
-        if self.judged is not None and self.judged.exit_code:
-            return self.judged.exit_code
-        return self.evaluation.exit_code
-
-    def summary(self) -> ScoreSummary:
-        """`assay score --json` / summary.json: means, paired deltas, the release gate."""
-        return self.evaluation.analysis.summary()
-
-    @cached_property
-    def report(self) -> Report:
-        """The report model (verdict first) that md, json, junit and html render."""
-        from assay.reports.build import build_report
-
-        evaluation = self.evaluation
-        config = evaluation.config
-        return build_report(
-            evaluation.analysis,
-            title=config.title,
-            trials=evaluation.inputs.trials,
-            results=evaluation.results,
-            scorers=evaluation.scorers,
-            thresholds=config.thresholds,
-            comparisons=evaluation.inputs.comparisons,
-            worst=config.worst,
-            notes=evaluation.notes,
-            calibration=self.calibration,
-            cases_shown=config.drilldown,
-        )
-
-    def write_reports(self, out: Path | None = None) -> list[Path]:
-        """Render the configured formats into `out` (default: the config's output folder)."""
-        from assay.reports.render import write_reports
-
-        folder = out or self.output or self.evaluation.config.output
-        if folder is None:
-            raise InputError("ERROR: --out: say where the reports go")
-        paths = write_reports(self.report, folder, self.evaluation.config.formats)
-        self.written.extend(paths)
-        return paths
 
 
 def evaluate(
@@ -195,56 +106,6 @@ def evaluate(
     return result
 
 
-def evaluate_run(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
-) -> Result:
-    """After a suite's run: judges → scorers → gate → reports into the output folder."""
-    config = resolve(suite, output=out)
-    judged = judge_trials(suite, cases, trials, store)
-    scale = Rubric(scale=config.scale) if judged.scores else None
-    evaluation = evaluate_inputs(
-        Inputs(
-            trials=trials,
-            scores=rows_from_scores(judged.scores, scale),
-            comparisons=judged.comparisons,
-            cases={c.id: c for c in cases},
-        ),
-        config,
-        store=store.path,
-    )
-    result = Result(evaluation=evaluation, judged=judged, output=config.output)
-    folder = config.output
-    assert folder is not None  # a suite's config always has one
-    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
-    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
-    if judged.scores:
-        write_jsonl(folder / "scores.jsonl", judged.scores)
-    if judged.comparisons:
-        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
-    with atomic_writer(folder / "summary.json") as handle:
-        handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
-    result.write_reports(folder)
-    return result
-
-
-def judge_trials(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
-) -> Judged:
-    """Run the suite's judges (none configured: nothing) over the answered trials."""
-    if not suite.judge.judges:
-        return Judged()
-    from assay.scorers.judge import config_from_suite, run_judging
-
-    config = config_from_suite(suite)
-    answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store)
-    if config.mode == "pairwise":
-        comparisons = [Comparison.model_validate(r) for r in result.rows]
-        return Judged(comparisons=comparisons, exit_code=result.exit_code)
-    scores = [ScoreRow.model_validate(r) for r in result.rows]
-    return Judged(scores=scores, exit_code=result.exit_code)
-
-
 def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
     """`assay calibrate`'s agreement figures on the labels (default thresholds), for the
     report's confusion matrices."""
@@ -257,7 +118,7 @@ def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
 
 
 def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
-    from assay.api.run import run
+    from assay.api.running import run
 
     outcome = run(suite, store=store, out=out)
     if outcome.evaluation is None:

@@ -1,31 +1,35 @@
 """`assay.run`: run a case catalogue (or a suite) through the system under test.
 
 With a suite, the run is then judged, scored, gated and reported through the one evaluation
-route (`assay.api.evaluate`). Settings resolve in one place (`run_request`): flags win over
+route (`assay.api.evaluation`). Settings resolve in one place (`run_request`): flags win over
 the suite, the suite over the defaults, and the loaded suite is never changed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay.api.outputs import RunSummary
+from assay.api.results import Judged, Result
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import InputError
-from assay.core.records import Case, Trial
+from assay.core.jsonl import atomic_writer, write_jsonl
+from assay.core.records import Case, Comparison, ScoreRow, Trial
+from assay.core.rubric import Rubric
 from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
+from assay.evaluate.config import resolve
+from assay.evaluate.pipeline import Inputs, rows_from_scores
+from assay.evaluate.pipeline import evaluate as evaluate_inputs
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-
-if TYPE_CHECKING:
-    from assay.api.evaluate import Result
 
 Progress = Callable[[bool], None]
 
@@ -258,8 +262,6 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
 
 def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
     """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder."""
-    from assay.api.evaluate import evaluate_run
-
     names = {c.name for c in outcome.request.conditions}
     if "baseline" not in names or len(names) < 2:
         outcome.notes.append(
@@ -281,3 +283,53 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         outcome.notes.extend(exc.messages)  # the incomplete run is the news; 3 wins
     finally:
         handle.close()
+
+
+def evaluate_run(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
+) -> Result:
+    """After a suite's run: judges → scorers → gate → reports into the output folder."""
+    config = resolve(suite, output=out)
+    judged = judge_trials(suite, cases, trials, store)
+    scale = Rubric(scale=config.scale) if judged.scores else None
+    evaluation = evaluate_inputs(
+        Inputs(
+            trials=trials,
+            scores=rows_from_scores(judged.scores, scale),
+            comparisons=judged.comparisons,
+            cases={c.id: c for c in cases},
+        ),
+        config,
+        store=store.path,
+    )
+    result = Result(evaluation=evaluation, judged=judged, output=config.output)
+    folder = config.output
+    assert folder is not None  # a suite's config always has one
+    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
+    if judged.scores:
+        write_jsonl(folder / "scores.jsonl", judged.scores)
+    if judged.comparisons:
+        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
+    with atomic_writer(folder / "summary.json") as handle:
+        handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
+    result.write_reports(folder)
+    return result
+
+
+def judge_trials(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+) -> Judged:
+    """Run the suite's judges (none configured: nothing) over the answered trials."""
+    if not suite.judge.judges:
+        return Judged()
+    from assay.scorers.judge import config_from_suite, run_judging
+
+    config = config_from_suite(suite)
+    answered = [t for t in trials if t.error is None]
+    result = run_judging(answered, cases, config, store)
+    if config.mode == "pairwise":
+        comparisons = [Comparison.model_validate(r) for r in result.rows]
+        return Judged(comparisons=comparisons, exit_code=result.exit_code)
+    scores = [ScoreRow.model_validate(r) for r in result.rows]
+    return Judged(scores=scores, exit_code=result.exit_code)

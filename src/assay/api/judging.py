@@ -1,0 +1,86 @@
+"""`assay.judge`: LLM judges turn trials into Score rows (direct) or Comparisons (pairwise)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.core.errors import InputError
+from assay.core.jsonl import load_records, write_jsonl
+from assay.core.records import Case, Trial
+from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
+from assay.store import DEFAULT_STORE, Store
+
+Progress = Callable[[bool], None]
+
+
+def load_trials(
+    trials: str | Path | Sequence[Trial] | None, run: str | None, store: Store | None
+) -> list[Trial]:
+    """Trials from a JSONL file (or objects), or from a run in the store."""
+    if (trials is None) == (run is None):
+        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    if run is not None:
+        assert store is not None
+        found = [Trial.model_validate(r) for r in store.trial_records(run)]
+        if not found:
+            raise InputError(f"ERROR: --run {run}: no trials in {store.path}")
+        return found
+    if not isinstance(trials, str | Path):
+        return list(trials or ())
+    found = [record for _, record in load_records(Path(trials), Trial)]
+    if not found:
+        raise InputError(f"ERROR: {trials}: no trials in the file")
+    return found
+
+
+def judge(
+    trials: str | Path | Sequence[Trial] | None = None,
+    *,
+    judges: Sequence[str],
+    cases: str | Path | Sequence[Case] = DEFAULT_CASES,
+    run: str | None = None,
+    store: str | Path = DEFAULT_STORE,
+    output: str | Path | None = None,
+    labels: str | Path | None = None,
+    progress: Progress | None = None,
+    config: JudgeConfig | None = None,
+    **settings: Any,
+) -> JudgeResult:
+    """Judge trials (a file, objects, or `run` from the store) with `judges`; resumable.
+
+    `settings` are JudgeConfig fields (mode, a, b, shuffles, screen, rubric, scale, budget_usd,
+    ...), or pass a whole `config`. Writes `output` (Score rows or Comparisons) and `labels`
+    (for `assay calibrate`) when given; `result.rows` holds the same records."""
+    from assay.scorers.judge.labels import direct_labels, pairwise_labels
+
+    chosen = config if config is not None else JudgeConfig(judges=list(judges), **settings)
+    if (
+        labels is not None
+        and output is not None
+        and Path(labels).resolve() == Path(output).resolve()
+    ):
+        raise InputError("ERROR: --labels: must be another file than --output")
+    catalogue = list(cases) if not isinstance(cases, str | Path) else load_cases(Path(cases))
+    if trials is not None and run is not None:
+        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    # Read a trials file before opening the store, so bad input leaves no store behind.
+    given = load_trials(trials, None, None) if trials is not None else None
+    handle = Store(Path(store))
+    try:
+        records = given if given is not None else load_trials(None, run, handle)
+        result = run_judging(records, catalogue, chosen, handle, progress)
+        if output is not None:
+            write_jsonl(Path(output), result.rows)
+        if labels is not None:
+            made = (
+                direct_labels(result.rows, result.criteria)
+                if chosen.mode == "direct"
+                else pairwise_labels(result.rows)
+            )
+            write_jsonl(Path(labels), [x.model_dump(mode="json") for x in made])
+    finally:
+        handle.close()
+    return result

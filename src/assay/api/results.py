@@ -1,0 +1,102 @@
+"""What evaluating gives: the verdict, its checks and comparisons, and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assay.core.errors import EXIT_OK, InputError
+from assay.core.records import Comparison, ScoreRow
+from assay.engine.runner import RunResult
+from assay.evaluate.checks import Check, ScoreSummary, Verdict
+from assay.evaluate.compare import Delta
+from assay.evaluate.pipeline import Evaluation
+from assay.reports.model import Report
+
+if TYPE_CHECKING:
+    from assay.measure.agreement import DimensionResult
+
+
+@dataclass(slots=True)
+class Judged:
+    """What a suite's [judge] section produced for the answered trials."""
+
+    scores: list[ScoreRow] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+
+
+@dataclass
+class Result:
+    """The verdict (`verdict`, `passed`, `exit_code`), the gate's checks, the per-metric paired
+    comparisons with baseline, and the report built from them."""
+
+    evaluation: Evaluation
+    calibration: dict[str, DimensionResult] | None = None
+    judged: Judged | None = None
+    run: RunResult | None = None
+    output: Path | None = None
+    written: list[Path] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.evaluation.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.evaluation.passed
+
+    @property
+    def checks(self) -> list[Check]:
+        return self.evaluation.checks
+
+    @property
+    def comparisons(self) -> dict[str, dict[str, Delta]]:
+        return self.evaluation.comparisons
+
+    @property
+    def exit_code(self) -> int:
+        """3 when the suite's run or judging is incomplete; else 0 PASS, 1 FAIL/INCONCLUSIVE."""
+        if self.run is not None and self.run.exit_code:
+            return self.run.exit_code
+        if self.judged is not None and self.judged.exit_code:
+            return self.judged.exit_code
+        return self.evaluation.exit_code
+
+    def summary(self) -> ScoreSummary:
+        """`assay score --json` / summary.json: means, paired deltas, the release gate."""
+        return self.evaluation.analysis.summary()
+
+    @cached_property
+    def report(self) -> Report:
+        """The report model (verdict first) that md, json, junit and html render."""
+        from assay.reports.build import build_report
+
+        evaluation = self.evaluation
+        config = evaluation.config
+        return build_report(
+            evaluation.analysis,
+            title=config.title,
+            trials=evaluation.inputs.trials,
+            results=evaluation.results,
+            scorers=evaluation.scorers,
+            thresholds=config.thresholds,
+            comparisons=evaluation.inputs.comparisons,
+            worst=config.worst,
+            notes=evaluation.notes,
+            calibration=self.calibration,
+            cases_shown=config.drilldown,
+        )
+
+    def write_reports(self, out: Path | None = None) -> list[Path]:
+        """Render the configured formats into `out` (default: the config's output folder)."""
+        from assay.reports.render import write_reports
+
+        folder = out or self.output or self.evaluation.config.output
+        if folder is None:
+            raise InputError("ERROR: --out: say where the reports go")
+        paths = write_reports(self.report, folder, self.evaluation.config.formats)
+        self.written.extend(paths)
+        return paths
