@@ -21,8 +21,8 @@ import numpy as np
 
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import GateSection
-from assay.evaluate.analysis import analyse
-from assay.evaluate.rows import ScoredTrial
+from assay.verdict.analysis import analyse
+from assay.verdict.rows import ScoredTrial
 
 METRICS = list(DEFAULT_WEIGHTS)
 

@@ -300,7 +300,7 @@ def test_bundled_example(cli) -> None:
 def test_bootstrap_fast_path_matches_resampling_cases() -> None:
     import numpy as np
 
-    from assay.evaluate.bootstrap import paired_bootstrap
+    from assay.verdict.bootstrap import paired_bootstrap
 
     rng = np.random.default_rng(0)
     coarse = (rng.integers(1, 6, 400) - rng.integers(1, 6, 400)) / 3.0  # few distinct values

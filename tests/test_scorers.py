@@ -9,8 +9,8 @@ import pytest
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
 from assay.core.suite import Threshold
-from assay.evaluate.deterministic import run_scorers, scored_trials, threshold_checks
 from assay.scorers import SCORERS, ScoreInput, create_scorer
+from assay.verdict.deterministic import run_scorers, scored_trials, threshold_checks
 from conftest import make_case
 
 

@@ -2,7 +2,7 @@
 
 The one function behind `assay score`, `assay report` and `assay run SUITE.toml`: inputs are
 loaded (files, a run in the store, or objects), the suite's judges run when the suite is
-run, and `assay.evaluate.pipeline.evaluate` gives the verdict. The report model is built
+run, and `assay.verdict.pipeline.evaluate` gives the verdict. The report model is built
 from the same evaluation when it is asked for.
 """
 
@@ -19,12 +19,12 @@ from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Suite, load_suite
-from assay.evaluate.analysis import join_cases
-from assay.evaluate.config import EvalConfig, resolve
-from assay.evaluate.pipeline import Inputs, rows_from_scores
-from assay.evaluate.pipeline import evaluate as evaluate_inputs
-from assay.evaluate.rows import BASELINE, ScoredTrial, check_pairing, load_scores
 from assay.store import DEFAULT_STORE, Store
+from assay.verdict.analysis import join_cases
+from assay.verdict.config import EvalConfig, resolve
+from assay.verdict.pipeline import Inputs, rows_from_scores
+from assay.verdict.pipeline import evaluate as evaluate_inputs
+from assay.verdict.rows import BASELINE, ScoredTrial, check_pairing, load_scores
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult

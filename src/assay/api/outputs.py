@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from assay.core.records import Output
-from assay.evaluate.checks import ReleaseGate, ScoreSummary
+from assay.verdict.checks import ReleaseGate, ScoreSummary
 
 Number = float | None
 

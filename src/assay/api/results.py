@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from assay.core.errors import EXIT_OK, InputError
 from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
-from assay.evaluate.checks import Check, ScoreSummary, Verdict
-from assay.evaluate.compare import Delta
-from assay.evaluate.pipeline import Evaluation
 from assay.reports.model import Report
+from assay.verdict.checks import Check, ScoreSummary, Verdict
+from assay.verdict.compare import Delta
+from assay.verdict.pipeline import Evaluation
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult

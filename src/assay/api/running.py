@@ -23,13 +23,13 @@ from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
-from assay.evaluate.config import resolve
-from assay.evaluate.pipeline import Inputs, rows_from_scores
-from assay.evaluate.pipeline import evaluate as evaluate_inputs
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
+from assay.verdict.config import resolve
+from assay.verdict.pipeline import Inputs, rows_from_scores
+from assay.verdict.pipeline import evaluate as evaluate_inputs
 
 Progress = Callable[[bool], None]
 
@@ -150,12 +150,12 @@ def _overridden(
 def run_request(
     suite: Suite | None = None,
     *,
-    cases: Path | Sequence[Case] | None = None,
+    cases: str | Path | Sequence[Case] | None = None,
     model: str | None = None,
     conditions: Sequence[str] | None = None,
-    condition_skill: Path | None = None,
+    condition_skill: str | Path | None = None,
     trials: int | None = None,
-    output: Path | None = None,
+    output: str | Path | None = None,
     budget_usd: float | None = None,
     allow_unmetered: bool = False,
     case_ids: Sequence[str] | None = None,
@@ -166,15 +166,16 @@ def run_request(
     base_url: str | None = None,
     retries: int | None = None,
     response_format: str | None = None,
-    workdir: Path | None = None,
+    workdir: str | Path | None = None,
     params: Mapping[str, Any] | None = None,
     executor: str | None = None,
     ray_address: str | None = None,
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
-    if isinstance(cases, Path) or cases is None:
+    skill, folder = _path(condition_skill), _path(workdir)
+    if isinstance(cases, str | Path) or cases is None:
         default = suite.path(suite.cases) if suite is not None else DEFAULT_CASES
-        catalogue = load_cases(cases or default)
+        catalogue = load_cases(_path(cases) or default)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -183,13 +184,13 @@ def run_request(
         trials = trials or suite.trials
         allow_unmetered = allow_unmetered or section.allow_unmetered
     else:
-        chosen = flag_conditions(model or DEFAULT_MODEL, condition_skill, conditions)
+        chosen = flag_conditions(model or DEFAULT_MODEL, skill, conditions)
         section = Suite().run
         trials = trials or 3
     price_text = price or section.price
     return RunRequest(
         cases=select_cases(catalogue, case_ids),
-        conditions=_overridden(chosen, params or {}, response_format, workdir),
+        conditions=_overridden(chosen, params or {}, response_format, folder),
         trials=trials,
         settings=RunSettings(
             max_tokens=max_tokens or section.max_tokens,
@@ -205,7 +206,7 @@ def run_request(
             extra={"root": suite.root} if suite is not None else {},
         ),
         allow_unmetered=allow_unmetered,
-        output=output,
+        output=_path(output),
         executor=executor or section.executor,
         ray_address=ray_address or section.ray_address,
     )
@@ -239,7 +240,7 @@ def execute_run(
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run."""
     if suite is not None:
-        from assay.evaluate.deterministic import build_scorers
+        from assay.verdict.deterministic import build_scorers
 
         build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
     handle = Store(Path(store))
@@ -251,6 +252,10 @@ def execute_run(
     if suite is not None:
         _evaluate_run(outcome, suite, Path(out) if out is not None else None)
     return outcome
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return Path(value) if value is not None else None
 
 
 def load(suite: str | Path | Suite | None) -> Suite | None:

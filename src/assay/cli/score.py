@@ -9,9 +9,9 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.evaluate.analysis import Analysis
-from assay.evaluate.rows import BASELINE
 from assay.store import DEFAULT_STORE
+from assay.verdict.analysis import Analysis
+from assay.verdict.rows import BASELINE
 
 
 def table_lines(analysis: Analysis) -> list[str]:

@@ -9,15 +9,6 @@ from typing import TYPE_CHECKING, Literal
 
 from assay.core.records import Case, Comparison, Trial
 from assay.core.suite import Threshold
-from assay.evaluate.analysis import Analysis
-from assay.evaluate.compare import WEIGHTED, case_means
-from assay.evaluate.deterministic import (
-    TrialResult,
-    aggregates,
-    case_metric_means,
-    threshold_misses,
-)
-from assay.evaluate.rows import BASELINE
 from assay.reports.detail import calibration_matrices, drilldown, length_series, win_tie_loss
 from assay.reports.model import (
     Blocker,
@@ -34,6 +25,15 @@ from assay.reports.model import (
     TrialCounts,
 )
 from assay.scorers import Scorer
+from assay.verdict.analysis import Analysis
+from assay.verdict.compare import WEIGHTED, case_means
+from assay.verdict.deterministic import (
+    TrialResult,
+    aggregates,
+    case_metric_means,
+    threshold_misses,
+)
+from assay.verdict.rows import BASELINE
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult

@@ -18,9 +18,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assay.core.records import Comparison, Trial
-from assay.evaluate.analysis import Analysis
-from assay.evaluate.compare import WEIGHTED
-from assay.evaluate.rows import BASELINE, ScoredTrial
 from assay.reports.model import (
     CalibrationMatrix,
     CaseDetail,
@@ -31,6 +28,9 @@ from assay.reports.model import (
     TrialView,
     WinTieLoss,
 )
+from assay.verdict.analysis import Analysis
+from assay.verdict.compare import WEIGHTED
+from assay.verdict.rows import BASELINE, ScoredTrial
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.evaluate.checks import Check
+from assay.verdict.checks import Check
 
 REPORT_VERSION = 1
 

@@ -17,11 +17,14 @@ from assay.core.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.evaluate.analysis import Analysis, analyse
-from assay.evaluate.checks import Check, Verdict
-from assay.evaluate.compare import Delta
-from assay.evaluate.config import EvalConfig
-from assay.evaluate.deterministic import (
+from assay.models.llamacpp import QUALITY_NOTE
+from assay.scorers import Scorer
+from assay.store import Store
+from assay.verdict.analysis import Analysis, analyse
+from assay.verdict.checks import Check, Verdict
+from assay.verdict.compare import Delta
+from assay.verdict.config import EvalConfig
+from assay.verdict.deterministic import (
     TrialResult,
     build_scorers,
     merge_rows,
@@ -30,11 +33,8 @@ from assay.evaluate.deterministic import (
     scored_trials,
     threshold_checks,
 )
-from assay.evaluate.gate import calibration_checks
-from assay.evaluate.rows import BASELINE, ScoredTrial, evidence_text, metric_errors
-from assay.models.llamacpp import QUALITY_NOTE
-from assay.scorers import Scorer
-from assay.store import Store
+from assay.verdict.gate import calibration_checks
+from assay.verdict.rows import BASELINE, ScoredTrial, evidence_text, metric_errors
 
 
 @dataclass(slots=True)

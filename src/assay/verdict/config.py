@@ -14,7 +14,7 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.rubric import DEFAULT_SCALE, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
-from assay.evaluate.rows import BASELINE
+from assay.verdict.rows import BASELINE
 
 DRILLDOWN = 20
 """Cases in the HTML report's drill-down when neither the suite nor a flag says."""

@@ -30,10 +30,10 @@ import numpy as np
 
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
-from assay.evaluate.checks import Check, GateMode, ReleaseGate, Status, Verdict
-from assay.evaluate.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
-from assay.evaluate.rows import BASELINE, ScoredTrial
 from assay.store import Store
+from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict
+from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
+from assay.verdict.rows import BASELINE, ScoredTrial
 
 TIERS = ("low", "medium", "high")
 LIST_LIMIT = 10

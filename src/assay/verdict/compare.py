@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.core.rubric import Rubric
-from assay.evaluate.bootstrap import LEVEL, RESAMPLES, SEED, FloatArray, paired_bootstrap
-from assay.evaluate.rows import BASELINE, ScoredTrial
+from assay.verdict.bootstrap import LEVEL, RESAMPLES, SEED, FloatArray, paired_bootstrap
+from assay.verdict.rows import BASELINE, ScoredTrial
 
 WEIGHTED = "weighted_score"
 

@@ -9,8 +9,8 @@ from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.rubric import Rubric
 from assay.core.suite import GateSection
-from assay.evaluate.checks import Check, Interval, ScoreSummary, rounded
-from assay.evaluate.compare import (
+from assay.verdict.checks import Check, Interval, ScoreSummary, rounded
+from assay.verdict.compare import (
     WEIGHTED,
     ConditionSummary,
     Paired,
@@ -19,8 +19,8 @@ from assay.evaluate.compare import (
     paired_deltas,
     summarise,
 )
-from assay.evaluate.gate import GateResult, decide
-from assay.evaluate.rows import BASELINE, ScoredTrial
+from assay.verdict.gate import GateResult, decide
+from assay.verdict.rows import BASELINE, ScoredTrial
 
 
 @dataclass(slots=True)

@@ -22,11 +22,11 @@ from typing import Any
 
 from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry, Threshold
-from assay.evaluate.checks import Check
-from assay.evaluate.gate import LIST_LIMIT
-from assay.evaluate.rows import ScoredTrial
 from assay.scorers import ScoreInput, Scorer, create_scorer
 from assay.scorers.common import BLOCKER
+from assay.verdict.checks import Check
+from assay.verdict.gate import LIST_LIMIT
+from assay.verdict.rows import ScoredTrial
 
 
 @dataclass(slots=True)

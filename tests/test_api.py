@@ -1,0 +1,148 @@
+"""The public Python API: `import assay` gives run, judge, evaluate and calibrate, and they
+reach the same verdicts and figures as the commands (which are thin layers over them)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import assay
+from assay.core.errors import InputError
+from assay.core.records import ScoreRow
+from conftest import make_case, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+GATE = ROOT / "examples" / "gate"
+
+
+def test_evaluate_a_suite_gives_the_same_verdict_and_figures_as_assay_run(
+    cli: Any, tmp_path: Path
+) -> None:
+    result = assay.evaluate(GATE / "suite.toml", store=tmp_path / "api.db", out=tmp_path / "api")
+    ran = cli(
+        "run", GATE / "suite.toml", "--store", tmp_path / "cli.db", "--out", tmp_path / "cli",
+        "--json",
+    )  # fmt: skip
+    summary = ran.json()
+    assert ran.code == result.exit_code == 0, ran.stderr
+    gate = summary["release_gate"]
+    assert gate["verdict"] == result.verdict == "PASS"
+    assert result.passed is True
+    assert gate["checks"] == result.summary().as_json()["release_gate"]["checks"]
+    assert [c.name for c in result.checks] == [c["name"] for c in gate["checks"]]
+    weighted = result.comparisons["candidate"]["weighted_score"]
+    assert weighted.delta > 0 and weighted.ci_low > 0
+    # Both wrote the same summary.json and reports, figure for figure.
+    api_summary = json.loads((tmp_path / "api" / "summary.json").read_text())
+    cli_summary = json.loads((tmp_path / "cli" / "summary.json").read_text())
+    assert api_summary == cli_summary
+    api_report = json.loads((tmp_path / "api" / "report.json").read_text())
+    cli_report = json.loads((tmp_path / "cli" / "report.json").read_text())
+    for key in ("verdict", "checks", "comparisons", "conditions"):  # (latencies differ)
+        assert api_report[key] == cli_report[key], key
+    assert result.run is not None and result.run.total == summary["total"]
+
+
+def test_run_suite_json_carries_the_verdict_and_its_checks(cli: Any, tmp_path: Path) -> None:
+    ran = cli("run", GATE / "suite.toml", "--store", tmp_path / "s.db", "--json", "--out", "o")
+    data = ran.json()
+    assert data["exit_code"] == ran.code == 0
+    assert data["release_gate"]["verdict"] == "PASS"
+    assert {c["name"] for c in data["release_gate"]["checks"]} >= {
+        "blockers",
+        "superiority:weighted_score",
+        "thresholds",
+    }
+    assert data["reports"] == "o"
+
+
+def test_evaluate_score_rows_as_objects_or_a_file_agree(tmp_path: Path) -> None:
+    rows = [
+        ScoreRow.model_validate(json.loads(line))
+        for line in (GATE / "scores.jsonl").read_text().splitlines()
+    ]
+    from_objects = assay.evaluate(scores=rows, gate="seed")
+    from_file = assay.evaluate(scores=GATE / "scores.jsonl", gate="seed")
+    assert from_objects.summary() == from_file.summary()
+    assert from_file.verdict == "PASS" and from_file.exit_code == 0
+    assert from_file.evaluation.config.gate.mode == "seed"
+
+
+def test_evaluate_writes_reports_when_asked(tmp_path: Path) -> None:
+    result = assay.evaluate(
+        scores=GATE / "scores.jsonl",
+        cases=GATE / "cases.jsonl",
+        out=tmp_path / "rep",
+        formats="md,json",
+    )
+    assert {p.name for p in result.written} == {"report.md", "report.json"}
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert report["verdict"] == result.verdict == result.report.verdict
+
+
+def test_run_judge_evaluate_and_calibrate_from_python(tmp_path: Path) -> None:
+    cases = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"q{i}", reference="Paris is the capital of France.") for i in range(4)],
+    )
+    skill = tmp_path / "skill.md"
+    skill.write_text("Answer briefly.\n\n{{prompt}}\n", encoding="utf-8")
+    store = tmp_path / "s.db"
+    outcome = assay.run(cases=cases, model="mock", trials=1, store=store, condition_skill=skill)
+    assert outcome.exit_code == 0 and outcome.run.answered == 8
+    assert outcome.evaluation is None  # no suite: nothing to gate
+    judged = assay.judge(
+        run=outcome.run.run_id,
+        judges=["mock:fair"],
+        cases=cases,
+        store=store,
+        output=tmp_path / "scores.jsonl",
+        labels=tmp_path / "labels.jsonl",
+        allow_unmetered=True,
+    )
+    assert judged.exit_code == 0 and len(judged.rows) == 8
+    result = assay.evaluate(scores=tmp_path / "scores.jsonl", cases=cases)
+    assert result.verdict in ("PASS", "FAIL", "INCONCLUSIVE")
+    assert set(result.comparisons) == {"candidate"}
+    calibration = assay.calibrate(ROOT / "examples" / "stats" / "labels.jsonl", store=None)
+    assert calibration.dimensions and calibration.exit_code == 0
+
+
+def test_bad_input_is_an_input_error_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="candidate must be another condition"):
+        assay.evaluate(scores=GATE / "scores.jsonl", candidate="baseline")
+    with pytest.raises(InputError, match="nothing to report"):
+        assay.evaluate()
+
+
+def test_the_readme_python_example_runs(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Python API") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block, "the Python API section has a python block"
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    done = subprocess.run(
+        [sys.executable, "-c", block.group(1)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PASS" in done.stdout
+
+
+def test_import_assay_is_light() -> None:
+    """`import assay` loads no statistics, web or provider libraries until they are used."""
+    code = (
+        "import sys, assay; heavy = {'numpy', 'scipy', 'starlette', 'jinja2', 'aiohttp'};"
+        " print(sorted(heavy & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
