@@ -27,6 +27,7 @@ from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
 from assay.engine.session import check_metered
+from assay.measure.agreement import krippendorff_alpha
 from assay.models.base import Message, Model, ModelError, Request
 from assay.models.registry import ModelOptions, create_model
 from assay.scorers.judge import aggregate as agg
@@ -894,7 +895,7 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        return {"verdict": agg.krippendorff_alpha(matrix, "nominal")}
+        return {"verdict": krippendorff_alpha(matrix, "nominal", digits=4)}
     alphas: dict[str, float | None] = {}
     for name in names:
         matrix = [
@@ -904,7 +905,7 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        alphas[name] = agg.krippendorff_alpha(matrix, "interval")
+        alphas[name] = krippendorff_alpha(matrix, "interval", digits=4)
     return alphas
 
 
