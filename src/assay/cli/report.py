@@ -140,7 +140,7 @@ def report(
     judged = []
     if scores is not None:
         judged = load_scores(
-            scores, Rubric(weights=weight_map or dict(DEFAULT_WEIGHTS), scale=scale)
+            scores, Rubric.from_weights(weight_map or dict(DEFAULT_WEIGHTS), scale)
         )
         check_pairing(judged, [BASELINE, name], scores)
     entries = [ScorerEntry(name=n) for n in scorer or []] or (

@@ -99,7 +99,7 @@ def score(
     else:
         weight_map = dict(DEFAULT_WEIGHTS)
     scale = (loaded.scoring.scale[0], loaded.scoring.scale[1]) if loaded else (1.0, 5.0)
-    rubric = Rubric(weights=weight_map, scale=scale)
+    rubric = Rubric.from_weights(weight_map, scale)
     name = candidate or config.candidate
     if name == BASELINE:
         raise InputError(

@@ -47,7 +47,7 @@ class Analysis:
         """The documented JSON summary of `assay score`."""
         return {
             "weights": {k: round(v, 6) for k, v in self.rubric.weights.items()},
-            "scale": list(self.rubric.scale),
+            "scale": list(self.rubric.bounds),
             "candidate": self.candidate,
             "conditions": {
                 name: {

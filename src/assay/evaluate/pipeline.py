@@ -161,7 +161,7 @@ def evaluate(
     rows = merge_rows(judged, deterministic)
     if not rows:
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
-    rubric = Rubric(weights=choose_weights(weights, judged, scorers, rows), scale=scale)
+    rubric = Rubric.from_weights(choose_weights(weights, judged, scorers, rows), scale)
     notes = []
     errored = sum(1 for t in trials if t.error is not None)
     if errored:
@@ -250,7 +250,7 @@ def run_chain(
         trials=trials,
         judged=rows_from_scores(
             judged_scores,
-            Rubric(scale=(suite.scoring.scale[0], suite.scoring.scale[1]))
+            Rubric.from_weights(scale=(suite.scoring.scale[0], suite.scoring.scale[1]))
             if judged_scores
             else None,
         ),
