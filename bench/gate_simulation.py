@@ -47,7 +47,7 @@ def simulate(
 
 def pass_rate(mode: str, cases: int, effect: float, sims: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
-    rubric = Rubric()
+    rubric = Rubric.from_weights()
     config = GateSection(mode=mode)  # type: ignore[arg-type]
     passed = 0
     for _ in range(sims):
@@ -58,7 +58,7 @@ def pass_rate(mode: str, cases: int, effect: float, sims: int, seed: int) -> flo
 
 def observed_effect(effect: float, seed: int) -> float:
     rows = simulate(np.random.default_rng(seed), 4000, effect)
-    rubric = Rubric()
+    rubric = Rubric.from_weights()
     means = {}
     for condition in ("baseline", "candidate"):
         values = [rubric.weighted(r.metrics) for r in rows if r.condition == condition]

@@ -14,6 +14,7 @@ import pytest
 
 from assay.core.errors import InputError
 from assay.core.records import Comparison, ScoreRow, Trial
+from assay.measure.agreement import krippendorff_alpha
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.bias import anonymise, family
 from assay.scorers.judge.mock import token_f1
@@ -297,9 +298,9 @@ def test_pairwise_panel_takes_the_majority() -> None:
 
 
 def test_krippendorff_alpha_is_one_for_agreeing_judges() -> None:
-    assert agg.krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 4]], "interval") == 1.0
-    assert agg.krippendorff_alpha([[1, 1], [1, 1]], "interval") is None
-    disagree = agg.krippendorff_alpha([[1, 5, 1, 5], [5, 1, 5, 1]], "interval")
+    assert krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 4]], "interval", digits=4) == 1.0
+    assert krippendorff_alpha([[1, 1], [1, 1]], "interval", digits=4) is None
+    disagree = krippendorff_alpha([[1, 5, 1, 5], [5, 1, 5, 1]], "interval", digits=4)
     assert disagree is not None and disagree < 0
 
 

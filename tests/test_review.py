@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from starlette.testclient import TestClient
 
 from assay.api.schemas import schema_of
 from assay.core.records import Comparison, Label, ScoreRow
+from assay.core.rubric import DEFAULT_RUBRIC
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
 from assay.review.items import ItemKey
 from assay.review.queue import queue_order
@@ -178,6 +180,15 @@ def test_answers_are_saved_at_once_and_shown_again(files: dict[str, Path]) -> No
     page = client.get("/item/0").text
     assert page.count(" checked") == 2 * len(METRICS) + 1
     assert ">unsafe</textarea>" in page
+
+
+def test_the_page_shows_the_default_rubric(files: dict[str, Path]) -> None:
+    client = make_client(files)
+    client.get("/?reviewer=ann")
+    page = client.get("/item/0").text
+    for criterion in DEFAULT_RUBRIC.judged_criteria():
+        assert f">{criterion.label}<" in page and escape(criterion.description) in page
+        assert all(escape(level.description) in page for level in criterion.levels)
 
 
 def test_incomplete_scores_are_refused_with_the_form_kept(files: dict[str, Path]) -> None:

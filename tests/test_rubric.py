@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
+from assay.core.rubric import load_rubric
 from assay.core.suite import load_suite
-from assay.scorers.judge.rubric import load_rubric
 from conftest import make_case, write_jsonl
 
 

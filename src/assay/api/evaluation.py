@@ -17,7 +17,7 @@ from assay.core.cases import load_cases
 from assay.core.errors import AssayError, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
-from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.core.rubric import Rubric
 from assay.core.suite import Suite, load_suite
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict.analysis import join_cases
@@ -135,7 +135,7 @@ def _score_rows(
     """Judge/human score rows, validated on the rubric and paired with baseline."""
     if scores is None:
         return []
-    rubric = Rubric(weights=dict(config.weights or DEFAULT_WEIGHTS), scale=config.scale)
+    rubric = Rubric.from_weights(config.weights, config.scale)
     if isinstance(scores, str | Path):
         rows = load_scores(Path(scores), rubric)
         where: object = scores

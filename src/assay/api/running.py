@@ -296,7 +296,7 @@ def evaluate_run(
     """After a suite's run: judges → scorers → gate → reports into the output folder."""
     config = resolve(suite, output=out)
     judged = judge_trials(suite, cases, trials, store)
-    scale = Rubric(scale=config.scale) if judged.scores else None
+    scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     evaluation = evaluate_inputs(
         Inputs(
             trials=trials,

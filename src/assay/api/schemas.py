@@ -9,8 +9,8 @@ from pydantic import BaseModel
 
 from assay.api.outputs import OUTPUTS
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
+from assay.core.rubric import Rubric
 from assay.reports.model import Report
-from assay.scorers.judge.rubric import Rubric
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "case": Case,

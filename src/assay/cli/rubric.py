@@ -11,12 +11,12 @@ from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.errors import EXIT_INCOMPLETE, InputError
 from assay.core.jsonl import atomic_writer
+from assay.core.rubric import SCALES, Scale, Strictness, dump_rubric
 from assay.core.suite import DEFAULT_MODEL
 from assay.engine.calls import BudgetExhausted
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.scorers.judge.generate import STRICTNESS_NOTES, generate_rubric
-from assay.scorers.judge.rubric import SCALES, Scale, Strictness, dump_rubric
 from assay.scorers.judge.session import JudgeFailure
 from assay.store import DEFAULT_STORE, Store
 

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -176,6 +176,38 @@ def human_reference(values: list[Value], numeric: bool) -> Value | None:
     return top if count * 2 > len(values) else None
 
 
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def krippendorff_alpha(
+    matrix: Sequence[Sequence[float | None]] | np.ndarray,
+    level: AlphaLevel,
+    *,
+    digits: int | None = None,
+) -> float | None:
+    """Krippendorff's alpha among raters (rows) over units (columns), by the `krippendorff`
+    library; None (or NaN) marks a missing rating. Rounded to `digits` when given.
+
+    None when alpha is undefined: fewer than two raters, no units, fewer than two distinct
+    values (no variation to agree on), or no unit rated twice.
+    """
+    if isinstance(matrix, np.ndarray):
+        data = matrix.astype(float)
+    else:
+        data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
+    if data.ndim != 2 or data.shape[0] < 2 or data.shape[1] == 0:
+        return None
+    if np.unique(data[~np.isnan(data)]).size < 2:
+        return None
+    try:
+        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    except (ValueError, ZeroDivisionError):
+        return None
+    if not math.isfinite(value):
+        return None
+    return value if digits is None else round(value, digits)
+
+
 def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[float | None, int]:
     """Krippendorff's alpha among the human raters, over items with at least two of them."""
     items = [item for item, raters in by_item.items() if len(raters) >= 2]
@@ -194,12 +226,7 @@ def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[fl
             if rater in by_item[item]:
                 value = by_item[item][rater]
                 data[r, j] = float(value) if numeric else codes[str(value)]
-    if len(np.unique(data[~np.isnan(data)])) < 2:
-        return None, len(items)
-    alpha = krippendorff.alpha(
-        reliability_data=data, level_of_measurement="interval" if numeric else "nominal"
-    )
-    return _finite(float(alpha)), len(items)
+    return krippendorff_alpha(data, "interval" if numeric else "nominal"), len(items)
 
 
 def _correlation(x: np.ndarray, y: np.ndarray, kind: str) -> dict[str, float | None] | None:

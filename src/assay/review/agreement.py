@@ -6,9 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import krippendorff
-import numpy as np
-
+from assay.measure.agreement import krippendorff_alpha
 from assay.review.storage import Answer
 
 Level = Literal["nominal", "ordinal"]
@@ -45,14 +43,10 @@ def _alpha(
             len(reviewers),
             "needs two reviewers on the same items",
         )
-    matrix = np.array([[ratings[r].get(u, np.nan) for u in units] for r in reviewers], dtype=float)
-    values = set(matrix[~np.isnan(matrix)].tolist())
-    if len(values) < 2:
-        return Agreement(
-            dimension, level, None, len(units), len(reviewers), "every rating is the same value"
-        )
-    alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
-    return Agreement(dimension, level, alpha, len(units), len(reviewers))
+    matrix = [[ratings[r].get(u) for u in units] for r in reviewers]
+    alpha = krippendorff_alpha(matrix, level)
+    note = "" if alpha is not None else "every rating is the same value"
+    return Agreement(dimension, level, alpha, len(units), len(reviewers), note)
 
 
 def score_agreement(answers: Sequence[Answer], metrics: Sequence[str]) -> list[Agreement]:

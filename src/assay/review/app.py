@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from assay.core.rubric import DEFAULT_RUBRIC, Rubric
 from assay.review.agreement import Agreement, pairwise_agreement, score_agreement
 from assay.review.forms import (
     FormError,
@@ -34,7 +35,6 @@ from assay.review.forms import (
 )
 from assay.review.items import ItemKey, Mode, ReviewItem, ReviewSet
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
-from assay.review.rubric import DEFAULT_RUBRIC, SCALE, Rubric
 from assay.review.security import CSRF_FIELD, SESSION_COOKIE, Csrf, SecurityMiddleware
 from assay.review.storage import ReviewStore
 
@@ -50,7 +50,7 @@ class ReviewConfig:
     review: ReviewSet
     store: ReviewStore
     mode: Mode = "scores"
-    rubric: Rubric = DEFAULT_RUBRIC
+    rubric: Rubric = field(default_factory=lambda: DEFAULT_RUBRIC)
     token: str | None = None
     title: str = "assay review"
     first: dict[ItemKey, str] = field(default_factory=dict)
@@ -160,7 +160,7 @@ def create_app(config: ReviewConfig) -> Starlette:
             agreement: list[Agreement] = (
                 pairwise_agreement(answers)
                 if config.mode == "pairwise"
-                else score_agreement(answers, config.rubric.names)
+                else score_agreement(answers, [c.name for c in config.rubric.judged_criteria()])
             )
             _, flagged = reviewer_order()
             return {"counts": counts, "agreement": agreement, "flagged": len(flagged)}
@@ -248,8 +248,8 @@ def create_app(config: ReviewConfig) -> Starlette:
             item=item,
             case=item.case,
             slots=response_slots(config, item, answer),
-            rubric=config.rubric,
-            scale=SCALE,
+            metrics=config.rubric.judged_criteria(),
+            scale=config.rubric.points,
             position=position + 1,
             total=len(order),
             answered=len([i for i in answered if by_index[i].answerable(config.mode)]),

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import FormData
 
 from assay.review.items import ReviewItem
-from assay.review.rubric import SCALE
 
 if TYPE_CHECKING:
     from assay.review.app import ReviewConfig
@@ -80,9 +79,9 @@ def parse_scores(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict
         if not item.scorable(condition):
             continue
         scores: dict[str, int] = {}
-        for metric in config.rubric.metrics:
+        for metric in config.rubric.judged_criteria():
             raw = form.get(f"r{number}_{metric.name}")
-            if isinstance(raw, str) and raw.isdigit() and int(raw) in SCALE:
+            if isinstance(raw, str) and raw.isdigit() and int(raw) in config.rubric.points:
                 scores[metric.name] = int(raw)
             else:
                 missing.append(f"Response {number}: {metric.label}")
@@ -92,7 +91,10 @@ def parse_scores(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict
             "notes": notes_field(form, f"r{number}_notes"),
         }
     if missing:
-        raise FormError("Score every metric from 1 to 5. Missing: " + ", ".join(missing) + ".")
+        low, high = config.rubric.points[0], config.rubric.points[-1]
+        raise FormError(
+            f"Score every metric from {low} to {high}. Missing: " + ", ".join(missing) + "."
+        )
     return {"responses": responses, "first": conditions_shown(config, item)[0]}
 
 
@@ -130,9 +132,9 @@ def posted_answer(config: ReviewConfig, item: ReviewItem, form: FormData) -> dic
     responses = {}
     for number, condition in enumerate(shown, start=1):
         scores = {}
-        for metric in config.rubric.metrics:
+        for metric in config.rubric.judged_criteria():
             raw = form.get(f"r{number}_{metric.name}")
-            if isinstance(raw, str) and raw.isdigit() and int(raw) in SCALE:
+            if isinstance(raw, str) and raw.isdigit() and int(raw) in config.rubric.points:
                 scores[metric.name] = int(raw)
         notes = form.get(f"r{number}_notes")
         responses[condition] = {

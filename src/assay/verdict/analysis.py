@@ -46,7 +46,7 @@ class Analysis:
         """The documented summary of `assay score --json` and summary.json."""
         return ScoreSummary(
             weights={k: round(v, 6) for k, v in self.rubric.weights.items()},
-            scale=list(self.rubric.scale),
+            scale=list(self.rubric.bounds),
             candidate=self.candidate,
             conditions={
                 name: {

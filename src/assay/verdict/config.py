@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.core.errors import InputError
-from assay.core.rubric import DEFAULT_SCALE, parse_weights
+from assay.core.rubric import parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
 from assay.verdict.rows import BASELINE
 
@@ -31,7 +31,7 @@ class EvalConfig:
     weights: Mapping[str, float] | None = None
     """Explicit weights (a flag or the suite); None: the rubric's for judge/human scores, else
     equal weights over the deterministic scorers' primary metrics."""
-    scale: tuple[float, float] = DEFAULT_SCALE
+    scale: tuple[float, float] = (1.0, 5.0)
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     scorers: tuple[ScorerEntry, ...] = ()
     knowledge_base: Path | None = None

@@ -188,8 +188,8 @@ def evaluate(inputs: Inputs, config: EvalConfig, *, store: Path | None = None) -
     rows = merge_rows(judged, deterministic)
     if not rows:
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
-    rubric = Rubric(
-        weights=choose_weights(config.weights, judged, scorers, rows), scale=config.scale
+    rubric = Rubric.from_weights(
+        choose_weights(config.weights, judged, scorers, rows), config.scale
     )
     notes = []
     errored = sum(1 for t in inputs.trials if t.error is not None)

@@ -58,7 +58,7 @@ def metric_errors(
     extra: dict[str, Any], rubric: Rubric, require: bool = True
 ) -> tuple[dict[str, float], list[str]]:
     """Metrics on the rubric's scale, and problems (booleans, non-numbers, off-scale, missing)."""
-    low, high = rubric.scale
+    low, high = rubric.bounds
     metrics: dict[str, float] = {}
     problems: list[str] = []
     for name, value in extra.items():

@@ -5,8 +5,8 @@ The public surface: `JudgeConfig`, `run_judging(trials, cases, config, store)` a
 `JudgeResult`; `Rubric` and `load_rubric` for rubric files.
 """
 
+from assay.core.rubric import Rubric, load_rubric
 from assay.scorers.judge import mock  # noqa: F401  (registers the scripted judges mock:first, mock:fair, ...)
-from assay.scorers.judge.rubric import Rubric, load_rubric
 from assay.scorers.judge.session import JudgeConfig, JudgeResult, config_from_suite, run_judging
 
 __all__ = [

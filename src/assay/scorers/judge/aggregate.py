@@ -1,4 +1,4 @@
-"""Turning judge replies into verdicts: position swap, shuffles, confidence, panels, alpha.
+"""Turning judge replies into verdicts: position swap, shuffles, confidence, panels.
 
 Confidence (always capped at CAP = 0.95, never 1):
 
@@ -24,9 +24,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import krippendorff
-import numpy as np
 
 CAP = 0.95
 TIE_CONFIDENCE = 0.5
@@ -172,20 +169,4 @@ def panel_pairwise(per_judge: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 CODES = {"a": 0.0, "b": 1.0, "tie": 2.0}
-
-
-def krippendorff_alpha(
-    matrix: Sequence[Sequence[float | None]], level: Literal["nominal", "interval"]
-) -> float | None:
-    """Alpha among judges (rows) over items (columns); None when it is undefined."""
-    if len(matrix) < 2 or not matrix[0]:
-        return None
-    data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
-    values = data[~np.isnan(data)]
-    if values.size == 0 or np.unique(values).size < 2:
-        return None
-    try:
-        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
-    return None if math.isnan(value) else round(value, 4)
+"""Pairwise verdicts as numbers, for the panel's nominal alpha."""

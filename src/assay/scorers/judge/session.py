@@ -22,17 +22,18 @@ from typing import Any, Literal
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.records import Case, ScoreRow, Trial
 from assay.core.redact import scrub
+from assay.core.rubric import Criterion, Rubric, resolve_criteria, scale_bounds
 from assay.core.suite import Suite
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
 from assay.engine.session import check_metered
+from assay.measure.agreement import krippendorff_alpha
 from assay.models.base import Message, Model, ModelError, Request
 from assay.models.registry import ModelOptions, create_model
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.bias import anonymise, shared_families
 from assay.scorers.judge.prompts import case_values, chat, neutralise, render, template_sha256
-from assay.scorers.judge.rubric import Criterion, Rubric, resolve_criteria, scale_bounds
 from assay.scorers.judge.verdicts import (
     ReplyError,
     direct_schema,
@@ -894,7 +895,7 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        return {"verdict": agg.krippendorff_alpha(matrix, "nominal")}
+        return {"verdict": krippendorff_alpha(matrix, "nominal", digits=4)}
     alphas: dict[str, float | None] = {}
     for name in names:
         matrix = [
@@ -904,14 +905,14 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        alphas[name] = agg.krippendorff_alpha(matrix, "interval")
+        alphas[name] = krippendorff_alpha(matrix, "interval", digits=4)
     return alphas
 
 
 def config_from_suite(suite: Suite) -> JudgeConfig:
     """The JudgeConfig a suite's [judge] section describes (paths relative to the suite)."""
+    from assay.core.rubric import load_rubric
     from assay.models.pricing import parse_price
-    from assay.scorers.judge.rubric import load_rubric
 
     section = suite.judge
     return JudgeConfig(
