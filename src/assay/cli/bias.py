@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_json
+from assay.cli.output import out, print_output
 from assay.core.errors import InputError
 
 
@@ -41,7 +41,7 @@ def bias_command(
     rows = [r for _, r in load_scores(scores)] if scores is not None else None
     report = audit(records, lengths, rows, metric)
     if json_output:
-        print_json({"judges": report})
+        print_output("bias", {"judges": report})
         return
     for judge, e in report.items():
         out(f"{judge}: {e['comparisons']} comparisons, {e['two_order_comparisons']} in both orders")

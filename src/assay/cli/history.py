@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_json
+from assay.cli.output import out, print_output
 from assay.core.errors import EXIT_GATE_FAILED, InputError
 from assay.store import DEFAULT_STORE
 
@@ -70,7 +70,7 @@ def history_command(
         handle.close()
     alerts = [a for j in report["judges"].values() for a in j["alerts"]]
     if json_output:
-        print_json(report)
+        print_output("history", report)
     else:
         if not report["judges"]:
             out(f"No judge scores or calibrations in {store} yet.")

@@ -24,6 +24,15 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def print_output(name: str, value: dict[str, Any]) -> None:
+    """Print a command's JSON output after checking it against its model (`assay schema
+    NAME`), so the published schema is exactly what is printed."""
+    from assay.api.outputs import OUTPUTS
+
+    OUTPUTS[name].model_validate(value)
+    print_json(value)
+
+
 @contextmanager
 def progress(total: int, label: str) -> Iterator[Callable[[bool], None]]:
     """Yield a tick(ok) callback: a Rich bar on a terminal, sparse plain lines otherwise."""

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_json
+from assay.cli.output import out, print_output
 from assay.core.errors import InputError
 
 
@@ -33,8 +33,9 @@ def rank_command(
     except ValueError as exc:
         raise InputError(f"ERROR: {comparisons}: cannot rank: {exc}") from None
     if json_output:
-        print_json(
-            {"games": len(games), "bootstrap": bootstrap, "ratings": [asdict(r) for r in ratings]}
+        print_output(
+            "rank",
+            {"games": len(games), "bootstrap": bootstrap, "ratings": [asdict(r) for r in ratings]},
         )
         return
     width = max(len(r.name) for r in ratings)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import err, out, print_json
+from assay.cli.output import err, out, print_output
 from assay.core.errors import InputError
 
 
@@ -56,12 +56,13 @@ def winrate_command(
                 " lengths are missing (give len_a/len_b on every comparison, or --trials)"
             )
     if json_output:
-        print_json(
+        print_output(
+            "winrate",
             {
                 "baseline": baseline,
                 "skipped": skipped,
                 "models": {name: asdict(rate) for name, rate in rates.items()},
-            }
+            },
         )
         return
     out(

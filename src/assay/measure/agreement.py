@@ -51,7 +51,7 @@ class Thresholds:
 
 
 @dataclass
-class JudgeResult:
+class JudgeAgreement:
     """One judge configuration against the human reference on one dimension."""
 
     rater: str
@@ -99,7 +99,7 @@ class DimensionResult:
     items_without_majority: int
     human_alpha: float | None
     human_items_multi: int
-    judges: dict[str, JudgeResult]
+    judges: dict[str, JudgeAgreement]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -248,7 +248,7 @@ def compare_judge(
     kind: str,
     safety: bool,
     thresholds: Thresholds,
-) -> JudgeResult:
+) -> JudgeAgreement:
     """Agreement figures of one judge configuration and its verdict."""
     n = len(pairs)
     judge = [p[0] for p in pairs]
@@ -300,7 +300,7 @@ def compare_judge(
     verdict, reasons = _verdict(
         n, kind, kappa if kind != "numeric" else weighted, tpr, tnr, tpr_ci, safety, thresholds
     )
-    return JudgeResult(
+    return JudgeAgreement(
         rater, sha, n, agreement, kappa, weighted, spearman, kendall, confusion,
         tpr, tpr_ci, tnr, tnr_ci, verdict, reasons,
     )  # fmt: skip
@@ -389,7 +389,7 @@ def calibrate(
         alpha, multi = human_alpha(humans, numeric)
         safety = dimension in thresholds.safety_dims
         shas = Counter(rater for rater, _ in judges)
-        dim_judges: dict[str, JudgeResult] = {}
+        dim_judges: dict[str, JudgeAgreement] = {}
         for (rater, sha), values in sorted(
             judges.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
         ):
