@@ -16,7 +16,7 @@ __all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judg
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        import assay.api
+        from assay import api
 
-        return getattr(assay.api, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

@@ -9,10 +9,32 @@ trials), `evaluate` (trials, score rows or a suite → verdict and report) and `
 (judges against human labels). The command line parses flags, calls these and prints.
 """
 
-from assay.api.calibration import Calibration, calibrate
-from assay.api.evaluation import evaluate
-from assay.api.judging import judge
-from assay.api.results import Result
-from assay.api.running import RunOutcome, run
+from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.api.calibration import Calibration, calibrate
+    from assay.api.evaluation import evaluate
+    from assay.api.judging import judge
+    from assay.api.results import Result
+    from assay.api.running import RunOutcome, run
+
+# name -> the module that defines it; imported on first use, so the command line stays quick.
+_HOME = {
+    "Calibration": "calibration",
+    "calibrate": "calibration",
+    "evaluate": "evaluation",
+    "judge": "judging",
+    "Result": "results",
+    "RunOutcome": "running",
+    "run": "running",
+}
 __all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judge", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(import_module(f"assay.api.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'assay.api' has no attribute {name!r}")

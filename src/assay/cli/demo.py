@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from assay.api.running import execute_run, load, run_request
 from assay.cli.app import app
 from assay.cli.output import out, progress
 from assay.cli.run import print_outcome
@@ -46,6 +45,8 @@ def demo(
     )
     if model.startswith("llamacpp:"):
         out(f"note: answers are {QUALITY_NOTE}.")
+    from assay.api.running import execute_run, load, run_request
+
     loaded = load(suite)
     request = run_request(
         loaded,

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assay.api.running import RunOutcome, execute_run, load, run_request
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.store import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from assay.api.running import RunOutcome
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -152,6 +154,8 @@ def run(
     configured), gated and reported into the suite's output folder (default
     assay-out/<suite name>); the exit code is then the gate's (0 PASS, 1 otherwise), and 3
     still wins when the run is incomplete."""
+
+    from assay.api.running import execute_run, load, run_request
 
     suite = load(suite_file)
     request = run_request(

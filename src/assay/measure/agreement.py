@@ -17,9 +17,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import krippendorff
 import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
@@ -27,6 +26,7 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors
 from assay.core.records import Label
+from assay.measure.alpha import krippendorff_alpha
 from assay.measure.thresholds import (
     DEFAULT_KAPPA,
     DEFAULT_SAFETY_DIMS,
@@ -174,38 +174,6 @@ def human_reference(values: list[Value], numeric: bool) -> Value | None:
         return float(statistics.median(float(v) for v in values))
     top, count = Counter(values).most_common(1)[0]
     return top if count * 2 > len(values) else None
-
-
-AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
-
-
-def krippendorff_alpha(
-    matrix: Sequence[Sequence[float | None]] | np.ndarray,
-    level: AlphaLevel,
-    *,
-    digits: int | None = None,
-) -> float | None:
-    """Krippendorff's alpha among raters (rows) over units (columns), by the `krippendorff`
-    library; None (or NaN) marks a missing rating. Rounded to `digits` when given.
-
-    None when alpha is undefined: fewer than two raters, no units, fewer than two distinct
-    values (no variation to agree on), or no unit rated twice.
-    """
-    if isinstance(matrix, np.ndarray):
-        data = matrix.astype(float)
-    else:
-        data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
-    if data.ndim != 2 or data.shape[0] < 2 or data.shape[1] == 0:
-        return None
-    if np.unique(data[~np.isnan(data)]).size < 2:
-        return None
-    try:
-        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
-    if not math.isfinite(value):
-        return None
-    return value if digits is None else round(value, digits)
 
 
 def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[float | None, int]:

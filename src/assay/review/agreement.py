@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from assay.measure.agreement import krippendorff_alpha
+from assay.measure.alpha import krippendorff_alpha
 from assay.review.storage import Answer
 
 Level = Literal["nominal", "ordinal"]

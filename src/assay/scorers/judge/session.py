@@ -28,7 +28,7 @@ from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
 from assay.engine.session import check_metered
-from assay.measure.agreement import krippendorff_alpha
+from assay.measure.alpha import krippendorff_alpha
 from assay.models.base import Message, Model, ModelError, Request
 from assay.models.registry import ModelOptions, create_model
 from assay.scorers.judge import aggregate as agg
