@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.inputs import load_trials
 from assay.api.results import Result
 from assay.core.cases import load_cases
 from assay.core.errors import AssayError, InputError
@@ -19,7 +20,7 @@ from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, load_suite
-from assay.store import DEFAULT_STORE, Store
+from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
@@ -75,10 +76,8 @@ def evaluate(
         formats=formats,
         output=out_path,
     )
-    if trials is not None and run is not None:
-        raise InputError("ERROR: --trials and --run: give one of them")
     judged = _score_rows(scores, config)
-    trial_rows = _trials(trials, run, store_path)
+    trial_rows = load_trials(trials, run, store_path)
     if not judged and not (config.scorers and trial_rows):
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
@@ -144,25 +143,6 @@ def _score_rows(
         where = "scores"
     check_pairing(rows, [BASELINE, config.candidate], where)
     return rows
-
-
-def _trials(trials: Source | Sequence[Trial] | None, run: str | None, store: Path) -> list[Trial]:
-    if isinstance(trials, str | Path):
-        found = [t for _, t in load_records(Path(trials), Trial)]
-        if not found:
-            raise InputError(f"ERROR: {trials}: no trials in the file")
-        return found
-    if trials is not None:
-        return list(trials)
-    if run is None:
-        return []
-    handle = Store(store)
-    try:
-        if run not in {r for r, _, _ in handle.runs()}:
-            raise InputError(f"ERROR: --run: {run!r} is not in the store {store}")
-        return [Trial.model_validate(r) for r in handle.trial_records(run)]
-    finally:
-        handle.close()
 
 
 def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Case] | None:

@@ -6,34 +6,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.api.inputs import load_trials
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import InputError
-from assay.core.jsonl import load_records, write_jsonl
+from assay.core.jsonl import write_jsonl
 from assay.core.records import Case, Trial
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.store import DEFAULT_STORE, Store
 
 Progress = Callable[[bool], None]
-
-
-def load_trials(
-    trials: str | Path | Sequence[Trial] | None, run: str | None, store: Store | None
-) -> list[Trial]:
-    """Trials from a JSONL file (or objects), or from a run in the store."""
-    if (trials is None) == (run is None):
-        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
-    if run is not None:
-        assert store is not None
-        found = [Trial.model_validate(r) for r in store.trial_records(run)]
-        if not found:
-            raise InputError(f"ERROR: --run {run}: no trials in {store.path}")
-        return found
-    if not isinstance(trials, str | Path):
-        return list(trials or ())
-    found = [record for _, record in load_records(Path(trials), Trial)]
-    if not found:
-        raise InputError(f"ERROR: {trials}: no trials in the file")
-    return found
 
 
 def judge(
@@ -64,10 +45,12 @@ def judge(
     ):
         raise InputError("ERROR: --labels: must be another file than --output")
     catalogue = list(cases) if not isinstance(cases, str | Path) else load_cases(Path(cases))
-    if trials is not None and run is not None:
-        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
     # Read a trials file before opening the store, so bad input leaves no store behind.
-    given = load_trials(trials, None, None) if trials is not None else None
+    given = (
+        load_trials(trials, run, Path(store), required=True)
+        if run is None or trials is not None
+        else None
+    )
     handle = Store(Path(store))
     try:
         records = given if given is not None else load_trials(None, run, handle)

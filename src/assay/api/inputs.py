@@ -1,0 +1,44 @@
+"""Reading what a command is given: trials from a file, from objects or from a run in the store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.core.errors import InputError
+from assay.core.jsonl import load_records
+from assay.core.records import Trial
+from assay.store import Store
+
+Source = str | Path
+
+
+def load_trials(
+    trials: Source | Sequence[Trial] | None,
+    run: str | None,
+    store: Store | Path,
+    *,
+    required: bool = False,
+) -> list[Trial]:
+    """The trials of a JSONL file (or given objects), or of run `run` in the store.
+
+    Giving both is an error; giving neither is one when `required`, else no trials."""
+    if (trials is not None and run is not None) or (required and trials is None and run is None):
+        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    if isinstance(trials, str | Path):
+        found = [record for _, record in load_records(Path(trials), Trial)]
+        if not found:
+            raise InputError(f"ERROR: {trials}: no trials in the file")
+        return found
+    if trials is not None:
+        return list(trials)
+    if run is None:
+        return []
+    handle = store if isinstance(store, Store) else Store(store)
+    try:
+        if run not in {r for r, _, _ in handle.runs()}:
+            raise InputError(f"ERROR: --run: {run!r} is not in the store {handle.path}")
+        return [Trial.model_validate(r) for r in handle.trial_records(run)]
+    finally:
+        if handle is not store:
+            handle.close()
