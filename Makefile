@@ -32,6 +32,7 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: $(VENV)/.dev lint
 	$(BIN)/python -m pytest

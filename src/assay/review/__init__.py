@@ -1,7 +1,8 @@
 """Human review in the browser: `assay review serve` and `assay review export`."""
 
 from assay.core.raters import item_id, pair_item_id
-from assay.review.app import ReviewConfig, create_app
+from assay.review.app import create_app
+from assay.review.config import ReviewConfig
 from assay.review.export import export
 from assay.review.items import ItemKey, ReviewItem, ReviewSet, open_review_set
 from assay.review.security import is_loopback

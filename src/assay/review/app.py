@@ -8,7 +8,6 @@ it is posted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -23,8 +22,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from assay.core.rubric import DEFAULT_RUBRIC, Rubric
 from assay.review.agreement import Agreement, pairwise_agreement, score_agreement
+from assay.review.config import ReviewConfig
 from assay.review.forms import (
     FormError,
     parse_pairwise,
@@ -33,27 +32,13 @@ from assay.review.forms import (
     response_slots,
     shown_winner,
 )
-from assay.review.items import ItemKey, Mode, ReviewItem, ReviewSet
+from assay.review.items import ReviewItem
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
 from assay.review.security import CSRF_FIELD, SESSION_COOKIE, Csrf, SecurityMiddleware
-from assay.review.storage import ReviewStore
 
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "assay_reviewer"
 REVIEWER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
-
-
-@dataclass
-class ReviewConfig:
-    """Everything one review server needs."""
-
-    review: ReviewSet
-    store: ReviewStore
-    mode: Mode = "scores"
-    rubric: Rubric = field(default_factory=lambda: DEFAULT_RUBRIC)
-    token: str | None = None
-    title: str = "assay review"
-    first: dict[ItemKey, str] = field(default_factory=dict)
 
 
 def _templates() -> Environment:

@@ -13,7 +13,7 @@ from starlette.datastructures import FormData
 from assay.review.items import ReviewItem
 
 if TYPE_CHECKING:
-    from assay.review.app import ReviewConfig
+    from assay.review.config import ReviewConfig
 
 MAX_NOTES = 10_000
 
