@@ -26,7 +26,8 @@ from assay.core.rubric import (
     load_rubric,
     resolve_criteria,
 )
-from assay.measure.agreement import AlphaLevel, human_alpha, krippendorff_alpha
+from assay.measure.agreement import human_alpha
+from assay.measure.alpha import AlphaLevel, krippendorff_alpha
 from assay.review.agreement import score_agreement
 from assay.review.app import ReviewConfig
 from assay.review.items import ItemKey
