@@ -15,10 +15,10 @@ from starlette.testclient import TestClient
 from assay.api.schemas import schema_of
 from assay.core.records import Comparison, Label, ScoreRow
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
-from assay.review.items import ItemKey
 from assay.review.queue import queue_order
 from assay.review.security import CONTENT_SECURITY_POLICY, SESSION_COOKIE, TOKEN_COOKIE
 from assay.store import Store
+from assay.store.review import ItemKey
 from conftest import make_case, write_jsonl
 
 METRICS = ["correctness", "autonomy", "actionability", "safety", "concision"]

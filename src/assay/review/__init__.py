@@ -3,14 +3,13 @@
 from assay.core.raters import item_id, pair_item_id
 from assay.review.app import ReviewConfig, create_app
 from assay.review.export import export
-from assay.review.items import ItemKey, ReviewItem, ReviewSet, open_review_set
+from assay.review.items import ReviewItem, ReviewSet, open_review_set
 from assay.review.rubric import DEFAULT_RUBRIC, Metric, Rubric
 from assay.review.security import is_loopback
-from assay.review.storage import REVIEW_QUEUE_DDL, ReviewStore
+from assay.store.review import ItemKey, ReviewStore
 
 __all__ = [
     "DEFAULT_RUBRIC",
-    "REVIEW_QUEUE_DDL",
     "ItemKey",
     "Metric",
     "ReviewConfig",

@@ -9,7 +9,7 @@ from typing import Literal
 import krippendorff
 import numpy as np
 
-from assay.review.storage import Answer
+from assay.store.review import Answer
 
 Level = Literal["nominal", "ordinal"]
 VERDICT_CODES = {"a": 0.0, "tie": 1.0, "b": 2.0}

@@ -32,11 +32,11 @@ from assay.review.forms import (
     response_slots,
     shown_winner,
 )
-from assay.review.items import ItemKey, Mode, ReviewItem, ReviewSet
+from assay.review.items import ReviewItem, ReviewSet
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
 from assay.review.rubric import DEFAULT_RUBRIC, SCALE, Rubric
 from assay.review.security import CSRF_FIELD, SESSION_COOKIE, Csrf, SecurityMiddleware
-from assay.review.storage import ReviewStore
+from assay.store.review import ItemKey, Mode, ReviewStore
 
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "assay_reviewer"
