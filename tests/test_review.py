@@ -17,10 +17,10 @@ from assay.api.schemas import schema_of
 from assay.core.records import Comparison, Label, ScoreRow
 from assay.core.rubric import DEFAULT_RUBRIC
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
-from assay.review.items import ItemKey
 from assay.review.queue import queue_order
 from assay.review.security import CONTENT_SECURITY_POLICY, SESSION_COOKIE, TOKEN_COOKIE
 from assay.store import Store
+from assay.store.review import ItemKey
 from conftest import make_case, write_jsonl
 
 METRICS = ["correctness", "autonomy", "actionability", "safety", "concision"]

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.records import ScoreRow
-from assay.measure.history import Settings, history, save_score_rows
+from assay.measure.history import Settings, history
 from assay.store import Store
+from assay.store.calibrations import latest_calibrations
+from assay.store.history import judge_scores, save_score_rows
 from conftest import write_jsonl
 
 
@@ -93,7 +95,7 @@ def test_agreement_hidden_below_ten_checks_and_window(tmp_path: Path) -> None:
             for r in score_rows(9, "judge:j", [3] * 9) + score_rows(9, "human:h", [3] * 9)
         ]
         save_score_rows(store, "r1", rows)
-        report = history(store)["judges"]["judge:j"]
+        report = history(judge_scores(store), latest_calibrations(store))["judges"]["judge:j"]
         assert report["checks"] == 9 and report["rolling_agreement"] is None
         # 30 more checks that disagree, window 20: only the disagreeing ones count
         rows = [
@@ -101,7 +103,7 @@ def test_agreement_hidden_below_ten_checks_and_window(tmp_path: Path) -> None:
             for r in score_rows(30, "judge:j", [5] * 30) + score_rows(30, "human:h", [1] * 30)
         ]
         save_score_rows(store, "r2", rows)
-        report = history(store, Settings(window=20))["judges"]["judge:j"]
+        report = history(judge_scores(store), settings=Settings(window=20))["judges"]["judge:j"]
         assert report["checks"] == 39 and report["rolling_agreement"] == 0.0
     finally:
         store.close()

@@ -50,9 +50,11 @@ def history_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Rolling agreement with human spot checks, score drift between runs, length bias, alerts."""
-    from assay.measure.history import Settings, history, save_score_rows
+    from assay.measure.history import Settings, history
     from assay.measure.inputs import load_scores, load_trial_lengths
     from assay.store import Store
+    from assay.store.calibrations import latest_calibrations
+    from assay.store.history import judge_scores, save_score_rows
 
     if add_scores is None and (run is not None or trials is not None):
         raise InputError("ERROR: --run/--trials: only apply with --add-scores")
@@ -65,7 +67,7 @@ def history_command(
         if rows is not None and run:
             save_score_rows(handle, run, rows, lengths, metric)
         settings = Settings(window, min_checks, tolerance, min_agreement, drift_p)
-        report = history(handle, settings)
+        report = history(judge_scores(handle), latest_calibrations(handle), settings)
     finally:
         handle.close()
     alerts = [a for j in report["judges"].values() for a in j["alerts"]]

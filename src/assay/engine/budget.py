@@ -1,24 +1,15 @@
 """A hard spending cap: reserve each call's worst case before sending, settle after.
 
-The spend of a run is kept in the store (`run_spend`), committed with the results it paid
-for, so a run resumed after a kill or a budget stop starts from what it has already spent:
-`--budget-usd` caps the run, not each invocation of it.
+Pure logic: the spend of a run is kept in the store (store/spend.py), so a run resumed after
+a kill or a budget stop starts from what it has already spent: `--budget-usd` caps the run,
+not each invocation of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from assay.store import Store
-
 TOLERANCE = 1e-12
-
-SPEND_DDL = """
-CREATE TABLE IF NOT EXISTS run_spend (
-    run_id TEXT PRIMARY KEY,
-    spent_usd REAL NOT NULL
-);
-"""
 
 
 class Budget:
@@ -75,19 +66,3 @@ class Budget:
 
     def _fits(self, amount: float) -> bool:
         return self.limit is None or self.spent + self.reserved + amount <= self.limit + TOLERANCE
-
-
-def spent_so_far(store: Store, run_id: str) -> float:
-    """What a run has spent in earlier invocations."""
-    store.ensure(SPEND_DDL)
-    row = store.db.execute("SELECT spent_usd FROM run_spend WHERE run_id = ?", (run_id,)).fetchone()
-    return float(row[0]) if row else 0.0
-
-
-def queue_spend(store: Store, run_id: str, amount: float) -> None:
-    """Add to a run's recorded spend at the next flush (with the results it paid for)."""
-    store.queue(
-        "INSERT INTO run_spend (run_id, spent_usd) VALUES (?, ?) ON CONFLICT(run_id) DO UPDATE"
-        " SET spent_usd = spent_usd + excluded.spent_usd",
-        (run_id, amount),
-    )

@@ -13,7 +13,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
 from assay.core.redact import scrub_known, scrub_known_value, secret_values
-from assay.engine.budget import Budget, queue_spend
+from assay.engine.budget import Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
@@ -21,6 +21,7 @@ from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import model_price
 from assay.store import Store
+from assay.store.spend import queue_spend
 
 
 class BudgetExhausted(Exception):
@@ -171,9 +172,7 @@ class Caller:
     def forget(self, model: Model, request: Request) -> None:
         """Drop the cached reply to `request`: its caller found it unusable (e.g. a judge's
         broken JSON), so a later run must ask the model again rather than replay it."""
-        self.store.queue(
-            "DELETE FROM call_cache WHERE key = ?", (cache_key(model.identity(), request),)
-        )
+        self.store.queue_uncache(cache_key(model.identity(), request))
 
     async def _with_retries(self, model: Model, request: Request) -> Response:
         """The first attempt runs bare (the common case costs no retry machinery); after a

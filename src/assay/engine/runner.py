@@ -11,12 +11,13 @@ from typing import Any
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.redact import scrub
-from assay.engine.budget import Budget, spent_so_far
+from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
 from assay.models.base import Message, Model, ModelError, Request, Response
 from assay.store import Store, now_iso
+from assay.store.spend import spent_so_far
 
 FLUSH_EVERY_S = 0.2
 FLUSH_EVERY_ROWS = 512

@@ -1,15 +1,8 @@
-"""Judge monitoring over the run store: agreement with human spot checks, drift, length bias.
+"""Judge monitoring: agreement with human spot checks, drift, length bias — pure functions.
 
-What it reads (all in the SQLite store):
-- `judge_scores` (this module's table): one score row per run, source, prompt hash and trial,
-  as `assay judge` (direct mode, also in the suite chain), `assay history --add-scores` or
-  `save_score_rows` recorded it (recording the same row again replaces it): `run_id`, `source`
-  (`judge:<model>` or `human:<id>`), `prompt_sha256` (the row's `judge_prompt_sha256`, else its
-  extra field `prompt_sha256`, '' when absent: the same hash `assay calibrate` stores for the
-  `judge:<model>` rater of labels carrying it), the trial key, the
-  row's `score` (the `--metric` value, else the mean of its numeric metrics), the response
-  `length` (from the trials given at ingestion or the store's `trials` table), the JSON record.
-- `judge_calibrations` (written by `assay calibrate`): the latest verdict per configuration.
+The inputs are rows, not a database: the recorded score rows (`JudgeScore`, read from the
+store's `judge_scores` table by store/history.py) and the latest calibration verdict per judge
+configuration and dimension (store/calibrations.py, written by `assay calibrate`).
 
 Per judge configuration (source + prompt hash), with runs in the order they were recorded:
 - rolling agreement with human spot checks: a check is a trial of the same run scored by the
@@ -26,37 +19,16 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import stats
 
 from assay.core.records import ScoreRow
-from assay.measure.bias import P_FLAG, RHO_FLAG, score_value
+from assay.measure.bias import P_FLAG, RHO_FLAG
 from assay.measure.inputs import TrialKey
-from assay.store import Store, now_iso
-from assay.store.calibrations import latest_calibrations
-
-DDL = """
-CREATE TABLE IF NOT EXISTS judge_scores (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    source TEXT NOT NULL,
-    prompt_sha256 TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    condition TEXT NOT NULL,
-    score REAL,
-    length INTEGER,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS judge_scores_by_source ON judge_scores (source, prompt_sha256, id);
-CREATE INDEX IF NOT EXISTS judge_scores_by_trial
-    ON judge_scores (run_id, source, prompt_sha256, case_id, trial, condition);
-"""
 
 
 @dataclass
@@ -69,67 +41,6 @@ class Settings:
     min_drift_rows: int = 10
 
 
-def _store_lengths(store: Store, run_id: str) -> dict[TrialKey, int]:
-    lengths: dict[TrialKey, int] = {}
-    for record in store.trial_records(run_id):
-        if record.get("error") is None and isinstance(record.get("response"), str):
-            lengths[(record["case_id"], record["trial"], record["condition"])] = len(
-                record["response"]
-            )
-    return lengths
-
-
-def save_score_rows(
-    store: Store,
-    run_id: str,
-    rows: Sequence[ScoreRow],
-    trial_lengths: dict[TrialKey, int] | None = None,
-    metric: str | None = None,
-) -> int:
-    """Record score rows of one run for monitoring; lengths default to the store's trials.
-
-    A row already recorded for the same run, source, prompt hash and trial is replaced in
-    place (it keeps its position), so recording a run again never counts it twice.
-    """
-    store.ensure(DDL)
-    lengths = trial_lengths if trial_lengths is not None else _store_lengths(store, run_id)
-    created = now_iso()
-    for row in rows:
-        key = (
-            run_id,
-            row.source or "unknown",
-            prompt_hash(row),
-            row.case_id,
-            row.trial,
-            row.condition,
-        )
-        values = (
-            score_value(row, metric),
-            lengths.get((row.case_id, row.trial, row.condition)),
-            row.model_dump_json(),
-            created,
-        )
-        store.queue(
-            "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
-            f" WHERE {_SAME_ROW}",
-            (*values, *key),
-        )
-        store.queue(
-            "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
-            " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-            f" WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
-            (*key, *values, *key),
-        )
-    store.flush()
-    return len(rows)
-
-
-_SAME_ROW = (
-    "run_id = ? AND source = ? AND prompt_sha256 = ? AND case_id = ? AND trial = ?"
-    " AND condition = ?"
-)
-
-
 def prompt_hash(row: ScoreRow) -> str:
     """The judge prompt hash a score row carries ('' for none): `judge_prompt_sha256` as
     `assay judge` stamps it, else an extra `prompt_sha256` field."""
@@ -139,23 +50,28 @@ def prompt_hash(row: ScoreRow) -> str:
     return sha if isinstance(sha, str) else ""
 
 
-@dataclass
-class _Row:
+@dataclass(frozen=True)
+class JudgeScore:
+    """One recorded score row: who scored which trial of which run, how much, how long."""
+
     run_id: str
     source: str
-    sha: str
+    sha: str  # the prompt hash, '' for none
     key: TrialKey
     score: float | None
     length: int | None
 
 
-def _rows(store: Store) -> list[_Row]:
-    store.ensure(DDL)
-    cursor = store.db.execute(
-        "SELECT run_id, source, prompt_sha256, case_id, trial, condition, score, length"
-        " FROM judge_scores ORDER BY id"
-    )
-    return [_Row(r, s, h, (c, t, k), v, n) for r, s, h, c, t, k, v, n in cursor]
+class CalibrationVerdict(Protocol):
+    """The latest calibration of a judge configuration on one dimension (as stored)."""
+
+    judge: str
+    prompt_sha256: str | None
+    dimension: str
+    verdict: str
+    n: int
+    kappa: float | None
+    created_at: str
 
 
 def _spearman(lengths: list[float], scores: list[float]) -> tuple[float | None, float | None]:
@@ -168,21 +84,24 @@ def _spearman(lengths: list[float], scores: list[float]) -> tuple[float | None, 
     return float(test.statistic), float(test.pvalue)
 
 
-def history(store: Store, settings: Settings | None = None) -> dict[str, Any]:
-    """The monitoring report of every judge configuration in the store."""
+def history(
+    rows: Sequence[JudgeScore],
+    calibrations: Iterable[CalibrationVerdict] = (),
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """The monitoring report of every judge configuration: rows in recorded order."""
     s = settings or Settings()
-    rows = _rows(store)
     human: dict[tuple[str, TrialKey], list[float]] = defaultdict(list)
     for row in rows:
         if row.source.startswith("human:") and row.score is not None:
             human[(row.run_id, row.key)].append(row.score)
-    configs: dict[tuple[str, str], list[_Row]] = defaultdict(list)
+    configs: dict[tuple[str, str], list[JudgeScore]] = defaultdict(list)
     for row in rows:
         if not row.source.startswith("human:"):
             configs[(row.source, row.sha)].append(row)
-    calibrations: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for c in latest_calibrations(store):
-        calibrations[(c.judge, c.prompt_sha256 or "")].append(
+    verdicts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in calibrations:
+        verdicts[(c.judge, c.prompt_sha256 or "")].append(
             {
                 "dimension": c.dimension,
                 "verdict": c.verdict,
@@ -192,11 +111,11 @@ def history(store: Store, settings: Settings | None = None) -> dict[str, Any]:
             }
         )
     report: dict[str, Any] = {}
-    for key in sorted(set(configs) | set(calibrations)):
+    for key in sorted(set(configs) | set(verdicts)):
         source, sha = key
         name = source + (f"@{sha[:12]}" if sha else "")
         report[name] = _config_report(
-            source, sha, configs.get(key, []), human, calibrations.get(key, []), s
+            source, sha, configs.get(key, []), human, verdicts.get(key, []), s
         )
     return {"judges": report, "settings": s.__dict__}
 
@@ -204,12 +123,12 @@ def history(store: Store, settings: Settings | None = None) -> dict[str, Any]:
 def _config_report(
     source: str,
     sha: str,
-    rows: list[_Row],
+    rows: list[JudgeScore],
     human: dict[tuple[str, TrialKey], list[float]],
     calibration: list[dict[str, Any]],
     s: Settings,
 ) -> dict[str, Any]:
-    by_run: dict[str, list[_Row]] = {}
+    by_run: dict[str, list[JudgeScore]] = {}
     for row in rows:
         by_run.setdefault(row.run_id, []).append(row)
     checks: list[bool] = []

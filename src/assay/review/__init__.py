@@ -4,12 +4,11 @@ from assay.core.raters import item_id, pair_item_id
 from assay.review.app import create_app
 from assay.review.config import ReviewConfig
 from assay.review.export import export
-from assay.review.items import ItemKey, ReviewItem, ReviewSet, open_review_set
+from assay.review.items import ReviewItem, ReviewSet, open_review_set
 from assay.review.security import is_loopback
-from assay.review.storage import REVIEW_QUEUE_DDL, ReviewStore
+from assay.store.review import ItemKey, ReviewStore
 
 __all__ = [
-    "REVIEW_QUEUE_DDL",
     "ItemKey",
     "ReviewConfig",
     "ReviewItem",

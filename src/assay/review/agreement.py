@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.measure.alpha import krippendorff_alpha
-from assay.review.storage import Answer
+from assay.store.review import Answer
 
 Level = Literal["nominal", "ordinal"]
 VERDICT_CODES = {"a": 0.0, "tie": 1.0, "b": 2.0}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assay.core.rubric import DEFAULT_RUBRIC, Rubric
-from assay.review.items import ItemKey, Mode, ReviewSet
-from assay.review.storage import ReviewStore
+from assay.review.items import ReviewSet
+from assay.store.review import ItemKey, Mode, ReviewStore
 
 
 @dataclass

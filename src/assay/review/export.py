@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, item_id, pair_item_id
 from assay.core.records import Comparison, Label, Pass, ScoreRow
-from assay.review.storage import Answer
+from assay.store.review import Answer
 
 rater_id = human_rater  # names shared with `assay judge --labels` (see assay.core.raters)
 

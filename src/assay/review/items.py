@@ -6,16 +6,14 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, load_records, read_text
 from assay.core.records import Case, Trial
-
-Mode = Literal["scores", "pairwise"]
-MODES: tuple[Mode, ...] = ("scores", "pairwise")
+from assay.store import Store
+from assay.store.review import MODES, ItemKey, Mode
 
 
 def parse_mode(text: str) -> Mode:
@@ -24,16 +22,6 @@ def parse_mode(text: str) -> Mode:
         if text == mode:
             return mode
     raise InputError(f"ERROR: --mode: must be one of {', '.join(MODES)}, got {text!r}")
-
-
-@dataclass(frozen=True)
-class ItemKey:
-    """Identifies a review item; the same key as the cascade's `review_queue` rows."""
-
-    case_id: str
-    trial: int
-    a: str
-    b: str
 
 
 @dataclass(frozen=True)
@@ -168,7 +156,6 @@ def open_review_set(
 ) -> ReviewSet:
     """Load the trials (a file, or a run in the store) and the cases into review items."""
     from assay.core.cases import load_cases
-    from assay.store import Store
 
     checked = parse_mode(mode)
     if (trials_path is None) == (run_id is None):

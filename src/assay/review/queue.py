@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.review.items import Mode, ReviewItem
-from assay.review.storage import QueuedItem
+from assay.review.items import ReviewItem
+from assay.store.review import Mode, QueuedItem
 
 
 def queue_order(items: Sequence[ReviewItem], queued: Sequence[QueuedItem]) -> list[ReviewItem]:

@@ -1,9 +1,10 @@
 """Calibration results in the run store, per judge configuration, and the suite-gate check.
 
-Table `judge_calibrations` (one row per calibrate run × dimension × judge configuration):
-`judge` (the rater, e.g. `judge:gpt-4o`), `prompt_sha256` ('' when the labels carry none),
-`dimension`, `verdict`, `n`, `kappa`, `weighted_kappa`, `agreement`, `tpr_low`, `result` (the
-JSON figures), `labels_sha256`, `created_at`. The latest row per configuration and dimension wins.
+Table `judge_calibrations` (declared in store/schema.py; one row per calibrate run × dimension
+× judge configuration): `judge` (the rater, e.g. `judge:gpt-4o`), `prompt_sha256` ('' when the
+labels carry none), `dimension`, `verdict`, `n`, `kappa`, `weighted_kappa`, `agreement`,
+`tpr_low`, `result` (the JSON figures), `labels_sha256`, `created_at`. The latest row per
+configuration and dimension wins.
 """
 
 from __future__ import annotations
@@ -14,28 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.measure.agreement import DimensionResult
-from assay.store import Store, now_iso
-
-DDL = """
-CREATE TABLE IF NOT EXISTS judge_calibrations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    judge TEXT NOT NULL,
-    prompt_sha256 TEXT NOT NULL,
-    dimension TEXT NOT NULL,
-    verdict TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    kappa REAL,
-    weighted_kappa REAL,
-    agreement REAL,
-    tpr_low REAL,
-    safety INTEGER NOT NULL,
-    result TEXT NOT NULL,
-    labels_sha256 TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS judge_calibrations_by_judge
-    ON judge_calibrations (judge, prompt_sha256, dimension, id);
-"""
+from assay.store.db import Store, now_iso
 
 
 @dataclass
@@ -53,7 +33,6 @@ class StoredCalibration:
 
 def save_calibration(store: Store, results: dict[str, DimensionResult], labels_sha256: str) -> int:
     """Record every judge verdict of a calibrate run; return how many rows were written."""
-    store.ensure(DDL)
     created = now_iso()
     count = 0
     for dimension, result in results.items():
@@ -86,7 +65,6 @@ def save_calibration(store: Store, results: dict[str, DimensionResult], labels_s
 
 def latest_calibrations(store: Store) -> list[StoredCalibration]:
     """The latest stored verdict per judge configuration and dimension."""
-    store.ensure(DDL)
     rows = store.db.execute(
         "SELECT judge, prompt_sha256, dimension, verdict, n, kappa, agreement, safety, created_at"
         " FROM judge_calibrations WHERE id IN (SELECT MAX(id) FROM judge_calibrations"
@@ -100,7 +78,6 @@ def latest_calibrations(store: Store) -> list[StoredCalibration]:
 
 def calibration_history(store: Store) -> list[dict[str, Any]]:
     """Every stored calibration row, oldest first (for `assay history`)."""
-    store.ensure(DDL)
     rows = store.db.execute(
         "SELECT judge, prompt_sha256, dimension, verdict, n, kappa, agreement, created_at"
         " FROM judge_calibrations ORDER BY id"

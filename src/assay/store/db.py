@@ -1,7 +1,9 @@
 """The SQLite run store (WAL): runs, trials and the content-addressed call cache.
 
-One writer (the process driving a run) and any number of readers. Modules that own more
-records (judgments, review answers) add their tables with `Store.ensure(DDL)`.
+One writer (the process driving a run) and any number of readers. Every table is declared in
+store/schema.py; opening a store brings it to the current schema version (or refuses a file
+a newer assay wrote). The other records have their own modules in store/ (spend, review,
+history, calibrations), each taking a `Store`.
 """
 
 from __future__ import annotations
@@ -16,34 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.store.schema import check_version, migrate
 
 DEFAULT_STORE = Path(".assay/assay.db")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    config TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS trials (
-    run_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    case_id TEXT NOT NULL,
-    condition TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    error TEXT,
-    error_detail TEXT,
-    PRIMARY KEY (run_id, key)
-);
-CREATE INDEX IF NOT EXISTS trials_by_seq ON trials (run_id, seq);
-CREATE TABLE IF NOT EXISTS call_cache (
-    key TEXT PRIMARY KEY,
-    response TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-"""
 
 
 def now_iso() -> str:
@@ -59,16 +36,29 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=10000")
-            self.db.executescript(SCHEMA)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+        try:
+            self.db.execute("PRAGMA busy_timeout=10000")
+            check_version(self.db, path)  # before any write: a newer file is left untouched
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            migrate(self.db, path)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+        except BaseException:
+            self.db.close()
+            raise
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
 
     def ensure(self, ddl: str) -> None:
-        """Create the tables and indexes a module needs (idempotent)."""
+        """Run `CREATE ... IF NOT EXISTS` statements of a table the schema already declares.
+
+        Transitional: only for code that still carries its own copy of a table's DDL (the judge
+        session's judgments and review_queue, until its queries live in store/). Every table
+        exists once the store is open, so this creates nothing; new tables go in schema.py.
+        """
         self.db.executescript(ddl)
 
     # -- writes ---------------------------------------------------------------------------
@@ -136,6 +126,10 @@ class Store:
             "SELECT key FROM trials WHERE run_id = ? AND error IS NULL", (run_id,)
         )
         return {key for (key,) in rows}
+
+    def queue_uncache(self, key: str) -> None:
+        """Drop a cached reply at the next flush (its caller found it unusable)."""
+        self.queue("DELETE FROM call_cache WHERE key = ?", (key,))
 
     def cached(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT response FROM call_cache WHERE key = ?", (key,)).fetchone()

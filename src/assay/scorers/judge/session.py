@@ -800,7 +800,7 @@ def record_history(store: Store, trials: Sequence[Trial], rows: Sequence[dict[st
     tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
     re-recording replaces rows, so resuming never counts a row twice.
     """
-    from assay.measure.history import save_score_rows
+    from assay.store.history import save_score_rows
 
     if not rows:
         return

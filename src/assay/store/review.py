@@ -1,7 +1,9 @@
-"""Review answers in the SQLite store: one short transaction per answer, safe across threads.
+"""The review app's records: presentation order, answers, and the judge cascade's queue.
 
-Every call opens its own connection (WAL, busy timeout), so any number of request threads
-and reviewers write at once without sharing a connection or losing an answer.
+Tables `review_order`, `review_answers` and `review_queue` (declared in store/schema.py). One
+short transaction per answer, safe across threads: every call opens its own connection (WAL,
+busy timeout), so any number of request threads and reviewers write at once without sharing a
+connection or losing an answer.
 """
 
 from __future__ import annotations
@@ -13,41 +15,22 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from assay.review.items import ItemKey, Mode
-from assay.store import Store
-from assay.store.db import now_iso
+from assay.store.db import Store, now_iso
 
-# Written by the judge cascade (another module): keep this DDL exactly as it is.
-REVIEW_QUEUE_DDL = """
-CREATE TABLE IF NOT EXISTS review_queue (case_id TEXT NOT NULL, trial INTEGER NOT NULL, a TEXT, b TEXT, reason TEXT NOT NULL, source TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (case_id, trial, a, b));
-"""
+Mode = Literal["scores", "pairwise"]
+MODES: tuple[Mode, ...] = ("scores", "pairwise")
 
-REVIEW_DDL = """
-CREATE TABLE IF NOT EXISTS review_order (
-    dataset TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    first TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (dataset, case_id, trial, a, b)
-);
-CREATE TABLE IF NOT EXISTS review_answers (
-    dataset TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    answer TEXT NOT NULL,
-    answered_at TEXT NOT NULL,
-    PRIMARY KEY (dataset, reviewer, mode, case_id, trial, a, b)
-);
-"""
+
+@dataclass(frozen=True)
+class ItemKey:
+    """Identifies a review item; the same key as the cascade's `review_queue` rows."""
+
+    case_id: str
+    trial: int
+    a: str
+    b: str
 
 
 @dataclass(frozen=True)
@@ -85,12 +68,7 @@ class ReviewStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        store = Store(path)  # creates the file and the core schema (InputError if unusable)
-        try:
-            store.ensure(REVIEW_QUEUE_DDL)
-            store.ensure(REVIEW_DDL)
-        finally:
-            store.close()
+        Store(path).close()  # creates or migrates the file (InputError if unusable)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,89 @@
+"""Score rows recorded for judge monitoring (`judge_scores`), and reading them back.
+
+One row per run, source, prompt hash and trial, as `assay judge` (direct mode, also in the
+suite chain), `assay history --add-scores` or `save_score_rows` recorded it (recording the same
+row again replaces it in place): `run_id`, `source` (`judge:<model>` or `human:<id>`),
+`prompt_sha256` (see `measure.history.prompt_hash`), the trial key, the row's `score` (the
+`--metric` value, else the mean of its numeric metrics), the response `length` (from the trials
+given at ingestion or the store's `trials` table), the JSON record. measure/history.py turns
+the rows into the monitoring report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assay.core.records import ScoreRow
+from assay.measure.bias import score_value
+from assay.measure.history import JudgeScore, prompt_hash
+from assay.measure.inputs import TrialKey
+from assay.store.db import Store, now_iso
+
+_SAME_ROW = (
+    "run_id = ? AND source = ? AND prompt_sha256 = ? AND case_id = ? AND trial = ?"
+    " AND condition = ?"
+)
+
+
+def stored_trial_lengths(store: Store, run_id: str) -> dict[TrialKey, int]:
+    """Response length in characters of each answered trial of a run in the store."""
+    lengths: dict[TrialKey, int] = {}
+    for record in store.trial_records(run_id):
+        if record.get("error") is None and isinstance(record.get("response"), str):
+            lengths[(record["case_id"], record["trial"], record["condition"])] = len(
+                record["response"]
+            )
+    return lengths
+
+
+def save_score_rows(
+    store: Store,
+    run_id: str,
+    rows: Sequence[ScoreRow],
+    trial_lengths: dict[TrialKey, int] | None = None,
+    metric: str | None = None,
+) -> int:
+    """Record score rows of one run for monitoring; lengths default to the store's trials.
+
+    A row already recorded for the same run, source, prompt hash and trial is replaced in
+    place (it keeps its position), so recording a run again never counts it twice.
+    """
+    lengths = trial_lengths if trial_lengths is not None else stored_trial_lengths(store, run_id)
+    created = now_iso()
+    for row in rows:
+        key = (
+            run_id,
+            row.source or "unknown",
+            prompt_hash(row),
+            row.case_id,
+            row.trial,
+            row.condition,
+        )
+        values = (
+            score_value(row, metric),
+            lengths.get((row.case_id, row.trial, row.condition)),
+            row.model_dump_json(),
+            created,
+        )
+        store.queue(
+            "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
+            f" WHERE {_SAME_ROW}",
+            (*values, *key),
+        )
+        store.queue(
+            "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
+            " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+            f" WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
+            (*key, *values, *key),
+        )
+    store.flush()
+    return len(rows)
+
+
+def judge_scores(store: Store) -> list[JudgeScore]:
+    """Every recorded score row, in the order it was first recorded."""
+    cursor = store.db.execute(
+        "SELECT run_id, source, prompt_sha256, case_id, trial, condition, score, length"
+        " FROM judge_scores ORDER BY id"
+    )
+    return [JudgeScore(r, s, h, (c, t, k), v, n) for r, s, h, c, t, k, v, n in cursor]

@@ -1,0 +1,187 @@
+"""Every table of the run store, and the ordered migrations that bring a file to this version.
+
+The schema version lives in the file header (`PRAGMA user_version`). Version 0 is a store
+written before versions existed: its tables were created on demand with `CREATE TABLE IF NOT
+EXISTS`, so any of them may be missing. `MIGRATIONS[i]` takes a file from version i to i + 1;
+a schema change is one more function appended to that list (never an edit of an old step),
+and `SCHEMA_VERSION` follows.
+
+Tables (the modules of store/ that read and write them):
+- `runs`, `trials`, `call_cache` (db.py): a run's config, its trials in plan order keyed for
+  resume, the content-addressed cache of model replies;
+- `run_spend` (spend.py): what each run has spent, so a resumed run keeps its budget;
+- `judgments`, `review_queue`: the judges' records keyed for resume, and the items the judge
+  cascade sends to humans;
+- `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
+- `judge_scores` (history.py): score rows per run for judge monitoring;
+- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from assay.core.errors import InputError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+# The tables exactly as assay declared them before versions existed (so a version 0 file
+# that has a table already has it in this form); one statement per entry.
+BASELINE: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    config TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS trials (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    error TEXT,
+    error_detail TEXT,
+    PRIMARY KEY (run_id, key)
+)""",
+    "CREATE INDEX IF NOT EXISTS trials_by_seq ON trials (run_id, seq)",
+    """CREATE TABLE IF NOT EXISTS call_cache (
+    key TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS run_spend (
+    run_id TEXT PRIMARY KEY,
+    spent_usd REAL NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record TEXT,
+    error TEXT,
+    raw TEXT,
+    created_at TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS judgments_by_item ON judgments (case_id, trial, a, b)",
+    "CREATE TABLE IF NOT EXISTS review_queue (case_id TEXT NOT NULL, trial INTEGER NOT NULL,"
+    " a TEXT, b TEXT, reason TEXT NOT NULL, source TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " PRIMARY KEY (case_id, trial, a, b))",
+    """CREATE TABLE IF NOT EXISTS review_order (
+    dataset TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    first TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (dataset, case_id, trial, a, b)
+)""",
+    """CREATE TABLE IF NOT EXISTS review_answers (
+    dataset TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    answered_at TEXT NOT NULL,
+    PRIMARY KEY (dataset, reviewer, mode, case_id, trial, a, b)
+)""",
+    """CREATE TABLE IF NOT EXISTS judge_scores (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    condition TEXT NOT NULL,
+    score REAL,
+    length INTEGER,
+    record TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS judge_scores_by_source ON judge_scores (source, prompt_sha256, id)",
+    """CREATE INDEX IF NOT EXISTS judge_scores_by_trial
+    ON judge_scores (run_id, source, prompt_sha256, case_id, trial, condition)""",
+    """CREATE TABLE IF NOT EXISTS judge_calibrations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    dimension TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    kappa REAL,
+    weighted_kappa REAL,
+    agreement REAL,
+    tpr_low REAL,
+    safety INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    labels_sha256 TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)""",
+    """CREATE INDEX IF NOT EXISTS judge_calibrations_by_judge
+    ON judge_calibrations (judge, prompt_sha256, dimension, id)""",
+)
+
+
+def _create_baseline(db: sqlite3.Connection) -> None:
+    """0 → 1: every table and index; those a version 0 file already has are kept as they are."""
+    for statement in BASELINE:
+        db.execute(statement)
+
+
+MIGRATIONS: Sequence[Migration] = (_create_baseline,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def user_version(db: sqlite3.Connection) -> int:
+    """The schema version recorded in the file (0 for a new or pre-version file)."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _refuse_newer(path: Path, version: int) -> InputError:
+    return InputError(
+        f"ERROR: {path}: the store is at schema version {version}, newer than the version"
+        f" {SCHEMA_VERSION} this assay supports; upgrade assay to use it"
+    )
+
+
+def check_version(db: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version; InputError when a newer assay wrote it. Reads only."""
+    version = user_version(db)
+    if version > SCHEMA_VERSION:
+        raise _refuse_newer(path, version)
+    return version
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the store to `SCHEMA_VERSION`, or refuse a file written by a newer assay.
+
+    A store already at this version costs one read of the header. Otherwise the missing steps
+    run in one write transaction (SQLite DDL is transactional), so a concurrent opener waits
+    and then finds the file migrated, and a failed step leaves the file as it was. A newer
+    file is refused before anything is written to it. `db` is in autocommit mode.
+    """
+    if check_version(db, path) == SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = check_version(db, path)  # another process may have migrated it meanwhile
+        for step in MIGRATIONS[version:]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
