@@ -8,28 +8,23 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.api.outputs import RunSummary
-from assay.api.results import Judged, Result
+from assay.api.results import Result
+from assay.api.suites import evaluate_run
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import InputError
-from assay.core.jsonl import atomic_writer, write_jsonl
-from assay.core.records import Case, Comparison, ScoreRow, Trial
-from assay.core.rubric import Rubric
+from assay.core.records import Case, Trial
 from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.config import resolve
-from assay.verdict.pipeline import Inputs, rows_from_scores
-from assay.verdict.pipeline import evaluate as evaluate_inputs
 
 Progress = Callable[[bool], None]
 
@@ -288,53 +283,3 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         outcome.notes.extend(exc.messages)  # the incomplete run is the news; 3 wins
     finally:
         handle.close()
-
-
-def evaluate_run(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
-) -> Result:
-    """After a suite's run: judges → scorers → gate → reports into the output folder."""
-    config = resolve(suite, output=out)
-    judged = judge_trials(suite, cases, trials, store)
-    scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
-    evaluation = evaluate_inputs(
-        Inputs(
-            trials=trials,
-            scores=rows_from_scores(judged.scores, scale),
-            comparisons=judged.comparisons,
-            cases={c.id: c for c in cases},
-        ),
-        config,
-        store=store.path,
-    )
-    result = Result(evaluation=evaluation, judged=judged, output=config.output)
-    folder = config.output
-    assert folder is not None  # a suite's config always has one
-    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
-    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
-    if judged.scores:
-        write_jsonl(folder / "scores.jsonl", judged.scores)
-    if judged.comparisons:
-        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
-    with atomic_writer(folder / "summary.json") as handle:
-        handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
-    result.write_reports(folder)
-    return result
-
-
-def judge_trials(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
-) -> Judged:
-    """Run the suite's judges (none configured: nothing) over the answered trials."""
-    if not suite.judge.judges:
-        return Judged()
-    from assay.scorers.judge import config_from_suite, run_judging
-
-    config = config_from_suite(suite)
-    answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store)
-    if config.mode == "pairwise":
-        comparisons = [Comparison.model_validate(r) for r in result.rows]
-        return Judged(comparisons=comparisons, exit_code=result.exit_code)
-    scores = [ScoreRow.model_validate(r) for r in result.rows]
-    return Judged(scores=scores, exit_code=result.exit_code)

@@ -1,0 +1,68 @@
+"""A suite's evaluation after its run: the suite's judges, then the one route to a verdict
+(`assay.verdict.pipeline.evaluate`), then every output into the suite's folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.api.results import Judged, Result
+from assay.core.jsonl import atomic_writer, write_jsonl
+from assay.core.records import Case, Comparison, ScoreRow, Trial
+from assay.core.rubric import Rubric
+from assay.core.suite import Suite
+from assay.store import Store
+from assay.verdict.config import resolve
+from assay.verdict.pipeline import Inputs, rows_from_scores
+from assay.verdict.pipeline import evaluate as evaluate_inputs
+
+
+def evaluate_run(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
+) -> Result:
+    """After a suite's run: judges → scorers → gate → reports into the output folder."""
+    config = resolve(suite, output=out)
+    judged = judge_trials(suite, cases, trials, store)
+    scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
+    evaluation = evaluate_inputs(
+        Inputs(
+            trials=trials,
+            scores=rows_from_scores(judged.scores, scale),
+            comparisons=judged.comparisons,
+            cases={c.id: c for c in cases},
+        ),
+        config,
+        store=store.path,
+    )
+    result = Result(evaluation=evaluation, judged=judged, output=config.output)
+    folder = config.output
+    assert folder is not None  # a suite's config always has one
+    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
+    if judged.scores:
+        write_jsonl(folder / "scores.jsonl", judged.scores)
+    if judged.comparisons:
+        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
+    with atomic_writer(folder / "summary.json") as handle:
+        handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
+    result.write_reports(folder)
+    return result
+
+
+def judge_trials(
+    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+) -> Judged:
+    """Run the suite's judges (none configured: nothing) over the answered trials."""
+    if not suite.judge.judges:
+        return Judged()
+    from assay.scorers.judge import config_from_suite, run_judging
+
+    config = config_from_suite(suite)
+    answered = [t for t in trials if t.error is None]
+    result = run_judging(answered, cases, config, store)
+    if config.mode == "pairwise":
+        comparisons = [Comparison.model_validate(r) for r in result.rows]
+        return Judged(comparisons=comparisons, exit_code=result.exit_code)
+    scores = [ScoreRow.model_validate(r) for r in result.rows]
+    return Judged(scores=scores, exit_code=result.exit_code)
