@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -19,10 +20,23 @@ os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
 
 def main() -> None:
+    # A private temporary root (short: Unix socket paths are limited). Ray writes its address
+    # file to $RAY_TMPDIR/ray/ray_current_cluster and fails when that folder is missing, so the
+    # cluster must not depend on a /tmp/ray left behind by an earlier run.
+    root = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    temp_dir = os.path.join(root, "ray")
+    os.makedirs(temp_dir)
+    os.environ["RAY_TMPDIR"] = root
+    try:
+        start(temp_dir)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def start(temp_dir: str) -> None:
     import ray
     from ray.cluster_utils import Cluster
 
-    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Unix socket paths are limited
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "include_dashboard": False, "temp_dir": temp_dir},
