@@ -1,4 +1,4 @@
-"""Every command DESIGN.md names exists and has --help."""
+"""Every command docs/design.md names exists and has --help."""
 
 from __future__ import annotations
 

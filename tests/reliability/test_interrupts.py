@@ -1,4 +1,4 @@
-"""Interrupts: Ctrl+C (SIGINT) mid-run exits 3 (DESIGN.md: interrupted, resumable), writes
+"""Interrupts: Ctrl+C (SIGINT) mid-run exits 3 (docs/design.md: interrupted, resumable), writes
 `--output` from the store, and running the same command again finishes the remainder."""
 
 from __future__ import annotations

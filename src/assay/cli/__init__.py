@@ -35,7 +35,7 @@ INTERRUPTED = "ERROR: interrupted; run the same command again to resume\n"
 
 
 def main() -> None:
-    """Entry point: map errors to DESIGN.md's exit codes, never printing a traceback."""
+    """Entry point: map errors to the exit codes of docs/design.md, never printing a traceback."""
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as exc:  # usage errors: Typer prints them, exit 2
@@ -50,7 +50,7 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write(INTERRUPTED)
         sys.exit(EXIT_INCOMPLETE)
-    if code == TYPER_INTERRUPTED:  # DESIGN.md: interrupted -> 3 (resumable)
+    if code == TYPER_INTERRUPTED:  # docs/design.md: interrupted -> 3 (resumable)
         sys.stderr.write(INTERRUPTED)
         sys.exit(EXIT_INCOMPLETE)
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,4 +1,4 @@
-"""The documented records (DESIGN.md): Case, Trial, Score row, Comparison, Label.
+"""The documented records (docs/design.md): Case, Trial, Score row, Comparison, Label.
 
 Every output file assay writes is one of these, so `assay schema NAME` can print its JSON
 Schema and any stage can be re-run from stored outputs.

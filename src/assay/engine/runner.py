@@ -39,7 +39,7 @@ class RunSettings:
 
 @dataclass(slots=True)
 class RunResult:
-    """What a run did; `exit_code` follows DESIGN.md (0 all answered, 3 incomplete)."""
+    """What a run did; `exit_code` follows docs/design.md (0 all answered, 3 incomplete)."""
 
     run_id: str
     total: int = 0

@@ -1,4 +1,4 @@
-"""Turn stored review answers into DESIGN's records: Score rows, Labels and Comparisons."""
+"""Turn stored review answers into records (docs/design.md): Score rows, Labels, Comparisons."""
 
 from __future__ import annotations
 
