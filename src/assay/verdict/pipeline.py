@@ -2,7 +2,7 @@
 
 `evaluate(inputs, config)` is what `assay score`, `assay report`, `assay run SUITE.toml` and
 the Python API (`assay.evaluate`) all call. How deterministic results feed the gate is told
-in `evaluate.deterministic`; judge and human Score rows join them trial by trial.
+in `verdict.deterministic`; judge and human Score rows join them trial by trial.
 """
 
 from __future__ import annotations
