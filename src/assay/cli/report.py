@@ -16,11 +16,11 @@ from assay.core.jsonl import load_records
 from assay.core.records import Comparison, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric, parse_weights
 from assay.core.suite import GateSection, ScorerEntry, Suite, load_suite, suite_cases
-from assay.evaluate.deterministic import build_scorers
 from assay.evaluate.pipeline import calibration_store, evaluate, gate_exit_code
 from assay.evaluate.rows import BASELINE, check_pairing, load_scores
 from assay.reports.build import DRILLDOWN
 from assay.reports.render import write_reports
+from assay.scorers.runner import build_scorers
 from assay.store import DEFAULT_STORE, Store
 
 if TYPE_CHECKING:

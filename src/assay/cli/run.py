@@ -15,11 +15,11 @@ from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
-from assay.evaluate.deterministic import build_scorers
 from assay.models.cli_formats import FORMATS
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
+from assay.scorers.runner import build_scorers
 from assay.store import DEFAULT_STORE, Store
 
 

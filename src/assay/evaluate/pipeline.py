@@ -21,22 +21,16 @@ from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import GateSection, Suite, Threshold
 from assay.evaluate.analysis import Analysis, analyse
-from assay.evaluate.deterministic import (
-    TrialResult,
-    build_scorers,
-    merge_rows,
-    primary_metrics,
-    run_scorers,
-    scored_trials,
-    threshold_checks,
-)
+from assay.evaluate.deterministic import merge_rows, scored_trials, threshold_checks
 from assay.evaluate.gate import calibration_checks
 from assay.evaluate.rows import BASELINE, ScoredTrial, evidence_text, metric_errors
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.reports.build import DRILLDOWN, build_report
 from assay.reports.model import Report
 from assay.reports.render import write_reports
+from assay.scorers import Score as TrialResult
 from assay.scorers import Scorer
+from assay.scorers.runner import build_scorers, primary_metrics, run_scorers
 from assay.store import Store
 
 if TYPE_CHECKING:

@@ -11,12 +11,7 @@ from assay.core.records import Case, Comparison, Trial
 from assay.core.suite import Threshold
 from assay.evaluate.analysis import Analysis
 from assay.evaluate.compare import WEIGHTED, case_means
-from assay.evaluate.deterministic import (
-    TrialResult,
-    aggregates,
-    case_metric_means,
-    threshold_misses,
-)
+from assay.evaluate.deterministic import aggregates, case_metric_means, threshold_misses
 from assay.evaluate.rows import BASELINE
 from assay.reports.detail import calibration_matrices, drilldown, length_series, win_tie_loss
 from assay.reports.model import (
@@ -34,6 +29,7 @@ from assay.reports.model import (
     ScorerSummary,
     TrialCounts,
 )
+from assay.scorers import Score as TrialResult
 from assay.scorers import Scorer
 
 if TYPE_CHECKING:
