@@ -16,9 +16,9 @@ from assay.core.errors import InputError
 from assay.core.records import Comparison, ScoreRow, Trial
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.bias import anonymise, family
+from assay.scorers.judge.config import JudgeConfig, family_warnings
 from assay.scorers.judge.mock import token_f1
 from assay.scorers.judge.prompts import framed_responses, neutralise
-from assay.scorers.judge.session import JudgeConfig, family_warnings
 from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."
