@@ -161,3 +161,26 @@ def test_grounding_judge_stops_at_the_run_budget_and_leaves_no_store_in_cwd(
     assert caller.budget.exhausted
     assert list(work.iterdir()) == []  # no .assay folder: the run's store holds the cache
     store.close()
+
+
+def test_the_runner_keeps_trial_then_scorer_order_with_model_calling_scorers(
+    tmp_path: Path,
+) -> None:
+    case = item("x").case
+    responses = [f"{GROUNDED} {INVENTED}", GROUNDED, INVENTED]
+    trials = [
+        Trial(case_id="c", trial=i, condition="b", runner="m", response=text)
+        for i, text in enumerate(responses, start=1)
+    ]
+    scorers = [
+        create_scorer("hallucination"),
+        create_scorer("groundedness", judge="mock:first"),
+        create_scorer("faithfulness"),
+    ]
+    caller, store = caller_over(tmp_path / "s.db")
+    scores = run_scorers(scorers, {"c": case}, trials, caller=caller)
+    assert [(s.trial, s.scorer) for s in scores] == [
+        (t, name) for t in (1, 2, 3) for name in ("hallucination", "groundedness", "faithfulness")
+    ]
+    assert [s.metrics["groundedness"] for s in scores if s.scorer == "groundedness"] == [1.0] * 3
+    store.close()

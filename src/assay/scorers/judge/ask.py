@@ -17,9 +17,9 @@ from assay.core.redact import scrub
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.models.base import Message, Model, ModelError, Request
 from assay.scorers.judge.bias import anonymise
-from assay.scorers.judge.config import JudgeConfig
+from assay.scorers.judge.config import JudgeConfig, build_judge_models, validate_config
 from assay.scorers.judge.prompts import chat, neutralise, render
-from assay.scorers.judge.rubric import Criterion, scale_bounds
+from assay.scorers.judge.rubric import Criterion, resolve_criteria, scale_bounds
 from assay.scorers.judge.verdicts import ReplyError
 
 T = TypeVar("T")
@@ -117,6 +117,13 @@ class JudgeSetup:
         self.names = [c.name for c in self.criteria]
         self.weights = {c.name: c.weight for c in self.criteria}
         self.low, self.high = scale_bounds(self.scale)
+
+    @classmethod
+    def from_config(cls, config: JudgeConfig) -> JudgeSetup:
+        """The setup a configuration describes (checked; models built, not yet called)."""
+        validate_config(config)
+        criteria, scale = resolve_criteria(config.rubric, config.scale, concision=config.concision)
+        return cls(config, build_judge_models(config), criteria, scale)
 
     async def ask(
         self,
