@@ -208,3 +208,15 @@ def test_missed_escalation_becomes_a_row_blocker() -> None:
     results = run_scorers(scorers, {"c1": case(escalate=True)}, [t])
     [row] = scored_trials(results, scorers, [t])
     assert row.blocker and row.metrics == {"escalation_correct": 0.0}
+
+
+def test_scorers_run_from_code_with_an_event_loop_already_running() -> None:
+    """Scoring was synchronous: a caller inside a running loop (a notebook) still works."""
+    c = case(contains=["alpha"])
+    scorers = [create_scorer("contains")]
+
+    async def inside_a_loop() -> list[Any]:
+        return run_scorers(scorers, {"c1": c}, [trial("alpha")])
+
+    [score] = asyncio.run(inside_a_loop())
+    assert score.metrics == {"contains": 1.0}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry
@@ -71,5 +72,16 @@ def run_scorers(
     documents: Mapping[str, str] | None = None,
     caller: Caller | None = None,
 ) -> list[Score]:
-    """`score_trials` from synchronous code (its own event loop)."""
-    return asyncio.run(score_trials(scorers, cases, trials, documents, caller))
+    """`score_trials` from synchronous code, in its own event loop.
+
+    Scoring was synchronous before scorers became async, so callers with an event loop
+    already running in their thread (a notebook, a Playwright script) must keep working:
+    the loop then runs in a worker thread.
+    """
+    work = score_trials(scorers, cases, trials, documents, caller)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()

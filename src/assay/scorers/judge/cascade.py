@@ -10,7 +10,7 @@ reason) when the full verdict is still inconsistent or below the review threshol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
@@ -58,7 +58,7 @@ class Cascade:
     def models(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys([*self.full.models, self.screen_spec]))
 
-    def aggregate(self, rows: list[Metrics]) -> Metrics:
+    def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         return mean_aggregate(rows)
 
     def calls_per_item(self) -> tuple[int, int]:
