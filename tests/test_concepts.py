@@ -32,7 +32,7 @@ from assay.review.agreement import score_agreement
 from assay.review.app import ReviewConfig
 from assay.review.items import ItemKey
 from assay.scorers import judge
-from assay.scorers.judge import session
+from assay.scorers.judge import config as judge_config
 from assay.store.review import Answer
 
 SRC = Path(assay.__file__).resolve().parent
@@ -51,7 +51,7 @@ def all_modules() -> list[ModuleType]:
 
 def test_every_consumer_uses_the_one_rubric_class() -> None:
     assert judge.Rubric is Rubric
-    assert get_type_hints(session.JudgeConfig)["rubric"] == Rubric | None
+    assert get_type_hints(judge_config.JudgeConfig)["rubric"] == Rubric | None
     assert get_type_hints(ReviewConfig)["rubric"] is Rubric
     assert SCHEMAS["rubric"] is Rubric
     assert inspect.signature(load_rubric).return_annotation in ("Rubric", Rubric)

@@ -2,25 +2,45 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from assay.core.errors import AssayError, InputError
 from assay.core.records import Case, Trial
-from assay.scorers import ScoreInput, create_scorer
+from assay.engine.budget import Budget
+from assay.engine.calls import Caller
+from assay.models import mock, registry
+from assay.models.base import Model
+from assay.models.pricing import Price
+from assay.scorers import Metrics, Score, ScoreContext, Scorer, create_scorer
 from assay.scorers.grounding import claims
+from assay.scorers.runner import run_scorers
+from assay.store import Store
 
 DOC = "The Eiffel Tower is 330 metres tall and stands in Paris. It opened to visitors in 1889."
 
 
-def item(response: str, context: str | None = DOC, **trial: Any) -> ScoreInput:
+def item(response: str, context: str | None = DOC, **trial: Any) -> ScoreContext:
     case = Case(
         id="c", category="g", prompt="p", risk="low", criteria=["x"],
         context=[{"id": "d1", "text": context}] if context else None,  # type: ignore[list-item]
     )  # fmt: skip
-    return ScoreInput(
+    return ScoreContext.of(
         case, Trial(case_id="c", trial=1, condition="b", runner="m", response=response, **trial)
     )
+
+
+def scored(scorer: Scorer, ctx: ScoreContext) -> Score | None:
+    return asyncio.run(scorer.score(ctx))
+
+
+def metrics(scorer: Scorer, ctx: ScoreContext) -> Metrics | None:
+    """The scorer's metrics through the async protocol (None: not scored)."""
+    score = scored(scorer, ctx)
+    return None if score is None else score.metrics
 
 
 GROUNDED = "The Eiffel Tower stands in Paris and is 330 metres tall."
@@ -37,27 +57,27 @@ def test_claims_are_sentences_with_content() -> None:
 )
 def test_half_supported_response(name: str, expected: float) -> None:
     scorer = create_scorer(name)
-    assert scorer.score(item(f"{GROUNDED} {INVENTED}")) == {name: expected}
+    assert metrics(scorer, item(f"{GROUNDED} {INVENTED}")) == {name: expected}
 
 
 def test_a_wrong_number_is_not_supported() -> None:
     wrong = "The Eiffel Tower stands in Paris and is 450 metres tall."
-    assert create_scorer("groundedness").score(item(wrong)) == {"groundedness": 0.0}
-    assert create_scorer("faithfulness").score(item(wrong)) == {"faithfulness": 0.0}
+    assert metrics(create_scorer("groundedness"), item(wrong)) == {"groundedness": 0.0}
+    assert metrics(create_scorer("faithfulness"), item(wrong)) == {"faithfulness": 0.0}
 
 
 def test_retrieved_documents_count_as_sources() -> None:
     scorer = create_scorer("groundedness")
     bare = item(GROUNDED, context=None, state={"retrieved": ["kb1"]})
-    assert scorer.score(bare) is None  # nothing to check against: not scored, never 1.0
+    assert metrics(scorer, bare) is None  # nothing to check against: not scored, never 1.0
     bare.documents = {"kb1": DOC}
-    assert scorer.score(bare) == {"groundedness": 1.0}
+    assert metrics(scorer, bare) == {"groundedness": 1.0}
 
 
 def test_errored_or_empty_trials_are_not_scored() -> None:
     scorer = create_scorer("hallucination")
-    assert scorer.score(item("", error="boom")) is None
-    assert scorer.score(item("Ok.")) is None
+    assert metrics(scorer, item("", error="boom")) is None
+    assert metrics(scorer, item("Ok.")) is None
 
 
 def test_corpus_threshold_for_the_gate() -> None:
@@ -69,11 +89,98 @@ def test_corpus_threshold_for_the_gate() -> None:
     assert hallucination.aggregate([{"hallucination": 0.25}])["hallucination_ok"] == 1.0
 
 
-def test_judge_backed_checking_asks_only_about_unsupported_claims(tmp_path: Any) -> None:
+def caller_over(path: Path, budget_usd: float | None = None) -> tuple[Caller, Store]:
+    store = Store(path)
+    return Caller(store, Budget(budget_usd), concurrency=4), store
+
+
+def test_judge_backed_checking_asks_only_about_unsupported_claims(tmp_path: Path) -> None:
     lexical = create_scorer("groundedness")
-    backed = create_scorer("groundedness", judge="mock:first", store=str(tmp_path / "s.db"))
+    backed = create_scorer("groundedness", judge="mock:first")
     response = f"{GROUNDED} {INVENTED}"
-    assert lexical.score(item(response)) == {"groundedness": 0.5}
-    assert backed.score(item(response)) == {"groundedness": 1.0}
-    strict = create_scorer("hallucination", judge="mock:malformed", store=str(tmp_path / "s.db"))
-    assert strict.score(item(response)) == {"hallucination": 0.5}  # no verdict: unsupported
+    caller, store = caller_over(tmp_path / "s.db")
+    with_caller = item(response)
+    with_caller.caller = caller
+    assert metrics(lexical, item(response)) == {"groundedness": 0.5}
+    assert metrics(backed, with_caller) == {"groundedness": 1.0}
+    assert caller.calls == 1  # only the claim the lexical check could not support
+    strict = create_scorer("hallucination", judge="mock:malformed")
+    assert metrics(strict, with_caller) == {"hallucination": 0.5}  # no verdict: unsupported
+    store.close()
+
+
+def test_each_grounding_score_names_its_method(tmp_path: Path) -> None:
+    caller, store = caller_over(tmp_path / "s.db")
+    backed = create_scorer("faithfulness", judge="mock:first")
+    assert backed.models == ("mock:first",) and backed.metrics == ("faithfulness",)
+    ctx = item(GROUNDED)
+    ctx.caller = caller
+    plain = scored(create_scorer("faithfulness"), item(f"{GROUNDED} {INVENTED}"))
+    assert plain is not None and plain.fields == {"method": "lexical"}
+    lexical_only = scored(backed, ctx)  # every claim passes lexically: no model asked
+    assert lexical_only is not None and lexical_only.fields == {"method": "lexical"}
+    ctx.trials = item(f"{GROUNDED} {INVENTED}").trials
+    asked = scored(backed, ctx)
+    assert asked is not None and asked.fields == {"method": "judge"}
+    assert asked.metrics == {"faithfulness": 1.0}
+    store.close()
+
+
+def test_judge_backed_mode_without_a_caller_is_an_input_error() -> None:
+    scorer = create_scorer("hallucination", judge="mock:first")
+    with pytest.raises(InputError, match="needs the run's call machinery"):
+        scored(scorer, item(f"{GROUNDED} {INVENTED}"))
+    with pytest.raises(InputError, match="run's store and budget"):
+        create_scorer("groundedness", judge="mock:first", store="elsewhere.db")
+
+
+def priced(rest: str, options: registry.ModelOptions) -> Model:
+    """A mock judge that charges (1 USD per million tokens each way), for budget tests."""
+    return mock.create(rest, registry.ModelOptions(price=Price(1.0, 1.0)))
+
+
+def test_grounding_judge_stops_at_the_run_budget_and_leaves_no_store_in_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setitem(registry.REGISTRY, "priced", f"{__name__}:priced")
+    scorer = create_scorer("groundedness", judge="priced:first")
+    case = item("x").case
+    trials = [
+        Trial(case_id="c", trial=i, condition="b", runner="m", response=f"{GROUNDED} {INVENTED}")
+        for i in range(1, 40)
+    ]
+    caller, store = caller_over(tmp_path / "run.db", budget_usd=0.002)
+    with pytest.raises(AssayError, match="budget cannot cover another call") as raised:
+        run_scorers([scorer], {"c": case}, trials, caller=caller)
+    assert raised.value.exit_code == 3
+    assert 0 < caller.calls < len(trials)  # some claims were asked, then the budget stopped it
+    assert caller.budget.spent <= 0.002
+    assert caller.budget.exhausted
+    assert list(work.iterdir()) == []  # no .assay folder: the run's store holds the cache
+    store.close()
+
+
+def test_the_runner_keeps_trial_then_scorer_order_with_model_calling_scorers(
+    tmp_path: Path,
+) -> None:
+    case = item("x").case
+    responses = [f"{GROUNDED} {INVENTED}", GROUNDED, INVENTED]
+    trials = [
+        Trial(case_id="c", trial=i, condition="b", runner="m", response=text)
+        for i, text in enumerate(responses, start=1)
+    ]
+    scorers = [
+        create_scorer("hallucination"),
+        create_scorer("groundedness", judge="mock:first"),
+        create_scorer("faithfulness"),
+    ]
+    caller, store = caller_over(tmp_path / "s.db")
+    scores = run_scorers(scorers, {"c": case}, trials, caller=caller)
+    assert [(s.trial, s.scorer) for s in scores] == [
+        (t, name) for t in (1, 2, 3) for name in ("hallucination", "groundedness", "faithfulness")
+    ]
+    assert [s.metrics["groundedness"] for s in scores if s.scorer == "groundedness"] == [1.0] * 3
+    store.close()

@@ -17,9 +17,9 @@ from assay.core.records import Comparison, ScoreRow, Trial
 from assay.measure.agreement import krippendorff_alpha
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.bias import anonymise, family
+from assay.scorers.judge.config import JudgeConfig, family_warnings
 from assay.scorers.judge.mock import token_f1
 from assay.scorers.judge.prompts import framed_responses, neutralise
-from assay.scorers.judge.session import JudgeConfig, family_warnings
 from conftest import make_case, write_jsonl
 
 GOOD = "Paris is the capital of France."
@@ -557,3 +557,38 @@ def test_length_biased_judge_prefers_the_longer_of_two_long_responses(
     assert judge(cli, files, "--judge", "mock:longer", "--mode", "pairwise").code == 0
     verdicts = {row["case_id"]: row["verdict"] for row in rows(files["out"])}
     assert verdicts == {"c0": "b", "c1": "a"}
+
+
+# -- byte-identical output ------------------------------------------------------------------
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize(
+    ("name", "flags"),
+    [
+        ("direct", ["--judge", "mock:fair", "--judge", "mock:first", "--length-normalised"]),
+        (
+            "cascade",
+            ["--judge", "mock:fair", "--judge", "mock:longer", "--screen", "mock:fair",
+             "--screen-threshold", "0.6", "--review-threshold", "0.9"],
+        ),
+        (
+            "pairwise",
+            ["--mode", "pairwise", "--judge", "mock:fair", "--judge", "mock:longer",
+             "--judge", "mock:first", "--shuffles", "3"],
+        ),
+    ],
+)  # fmt: skip
+def test_judge_output_is_byte_identical_to_the_golden_file(
+    cli: Any, tmp_path: Path, name: str, flags: list[str]
+) -> None:
+    """Stored judgments and judge files of existing users depend on these exact bytes."""
+    out = tmp_path / "out.jsonl"
+    for _ in range(2):  # judged, then resumed from the judgments table: the same bytes
+        result = cli(
+            "judge", "--trials", GOLDEN / "judge_trials.jsonl", "--cases",
+            GOLDEN / "judge_cases.jsonl", "--output", out, "--store", tmp_path / "s.db", *flags,
+        )  # fmt: skip
+        assert result.code == 0, result.stderr
+        assert out.read_bytes() == (GOLDEN / f"judge_{name}.jsonl").read_bytes()

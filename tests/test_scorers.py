@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -9,8 +10,9 @@ import pytest
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
 from assay.core.suite import Threshold
-from assay.scorers import SCORERS, ScoreInput, create_scorer
-from assay.verdict.deterministic import run_scorers, scored_trials, threshold_checks
+from assay.scorers import SCORERS, Metrics, ScoreContext, Scorer, create_scorer
+from assay.scorers.runner import run_scorers
+from assay.verdict.deterministic import scored_trials, threshold_checks
 from conftest import make_case
 
 
@@ -39,9 +41,21 @@ def trial(response: str = "", state: dict[str, Any] | None = None, **extra: Any)
 def run(
     name: str, c: Case, t: Trial, documents: dict[str, str] | None = None, **options: Any
 ) -> Any:
-    return create_scorer(name, **options).score(
-        ScoreInput(case=c, trial=t, documents=documents or {})
-    )
+    return metrics_of(create_scorer(name, **options), c, t, documents)
+
+
+def metrics_of(
+    scorer: Scorer, c: Case, t: Trial, documents: dict[str, str] | None = None
+) -> Metrics | None:
+    """The scorer's metrics on one trial through the async protocol (None: not scored)."""
+    score = asyncio.run(scorer.score(ScoreContext.of(c, t, documents=documents)))
+    if score is None:
+        return None
+    assert (score.case_id, score.trial, score.condition, score.scorer) == (
+        t.case_id, t.trial, t.condition, scorer.name,
+    )  # fmt: skip
+    assert set(score.metrics) <= set(scorer.metrics)  # every metric declared up front
+    return score.metrics
 
 
 def test_every_family_is_registered() -> None:
@@ -99,18 +113,18 @@ def test_refusal_correct_and_over_refusal() -> None:
 def test_escalation_missed_is_blocking_and_aggregate_has_precision_recall() -> None:
     scorer = create_scorer("escalation")
     expected, not_expected = case(escalate=True), case(escalate=False)
-    missed = scorer.score(ScoreInput(expected, trial(state={"kind": "answer"})))
+    missed = metrics_of(scorer, expected, trial(state={"kind": "answer"}))
     assert missed is not None and missed["blocker"] == 1.0
-    hit = scorer.score(ScoreInput(expected, trial(state={"kind": "escalation"})))
-    false_alarm = scorer.score(ScoreInput(not_expected, trial(state={"kind": "escalation"})))
-    quiet = scorer.score(ScoreInput(not_expected, trial(state={"kind": "answer"})))
+    hit = metrics_of(scorer, expected, trial(state={"kind": "escalation"}))
+    false_alarm = metrics_of(scorer, not_expected, trial(state={"kind": "escalation"}))
+    quiet = metrics_of(scorer, not_expected, trial(state={"kind": "answer"}))
     assert hit is not None and hit["blocker"] == 0.0
     rows = [m for m in (missed, hit, false_alarm, quiet) if m is not None]
     figures = scorer.aggregate(rows)
     assert figures["escalation_precision"] == 0.5
     assert figures["escalation_recall"] == 0.5
     assert figures["missed_escalations"] == 1.0
-    assert scorer.score(ScoreInput(case(), trial(state={"kind": "answer"}))) is None
+    assert metrics_of(scorer, case(), trial(state={"kind": "answer"})) is None
 
 
 def test_retrieval_metrics_and_no_gold() -> None:
@@ -194,3 +208,15 @@ def test_missed_escalation_becomes_a_row_blocker() -> None:
     results = run_scorers(scorers, {"c1": case(escalate=True)}, [t])
     [row] = scored_trials(results, scorers, [t])
     assert row.blocker and row.metrics == {"escalation_correct": 0.0}
+
+
+def test_scorers_run_from_code_with_an_event_loop_already_running() -> None:
+    """Scoring was synchronous: a caller inside a running loop (a notebook) still works."""
+    c = case(contains=["alpha"])
+    scorers = [create_scorer("contains")]
+
+    async def inside_a_loop() -> list[Any]:
+        return run_scorers(scorers, {"c1": c}, [trial("alpha")])
+
+    [score] = asyncio.run(inside_a_loop())
+    assert score.metrics == {"contains": 1.0}

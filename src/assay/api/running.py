@@ -235,7 +235,7 @@ def execute_run(
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run."""
     if suite is not None:
-        from assay.verdict.deterministic import build_scorers
+        from assay.scorers.runner import build_scorers
 
         build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
     handle = Store(Path(store))
@@ -276,7 +276,9 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
     handle = Store(outcome.store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
-        outcome.evaluation = evaluate_run(suite, outcome.request.cases, trials, handle, out)
+        outcome.evaluation = evaluate_run(
+            suite, outcome.request, outcome.run.run_id, trials, handle, out
+        )
     except InputError as exc:
         if not outcome.run.exit_code:
             raise

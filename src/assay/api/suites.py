@@ -12,6 +12,8 @@ from assay.core.jsonl import atomic_writer, write_jsonl
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite
+from assay.engine import RunRequest, run_caller
+from assay.engine.calls import Caller
 from assay.store import Store
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
@@ -19,11 +21,24 @@ from assay.verdict.pipeline import evaluate as evaluate_inputs
 
 
 def evaluate_run(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store, out: Path | None
+    suite: Suite,
+    request: RunRequest,
+    run_id: str,
+    trials: Sequence[Trial],
+    store: Store,
+    out: Path | None,
 ) -> Result:
-    """After a suite's run: judges → scorers → gate → reports into the output folder."""
+    """After a suite's run: judges → scorers → gate → reports into the output folder.
+
+    Judge calls and model-backed scorers go through one Caller metered by the run's budget
+    (what the run spent counts, what they spend is recorded under the run) and cached in the
+    run's store."""
     config = resolve(suite, output=out)
-    judged = judge_trials(suite, cases, trials, store)
+    cases = request.cases
+    caller = run_caller(store, run_id, request.settings)
+    cap = suite.judge.budget_usd
+    judge_caller = caller if cap is None else run_caller(store, run_id, request.settings, cap)
+    judged = judge_trials(suite, cases, trials, store, judge_caller)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     evaluation = evaluate_inputs(
         Inputs(
@@ -34,7 +49,9 @@ def evaluate_run(
         ),
         config,
         store=store.path,
+        caller=caller,
     )
+    store.flush()
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output
     assert folder is not None  # a suite's config always has one
@@ -51,16 +68,21 @@ def evaluate_run(
 
 
 def judge_trials(
-    suite: Suite, cases: Sequence[Case], trials: Sequence[Trial], store: Store
+    suite: Suite,
+    cases: Sequence[Case],
+    trials: Sequence[Trial],
+    store: Store,
+    caller: Caller | None = None,
 ) -> Judged:
-    """Run the suite's judges (none configured: nothing) over the answered trials."""
+    """Run the suite's judges (none configured: nothing) over the answered trials, through
+    `caller` when given (the run's)."""
     if not suite.judge.judges:
         return Judged()
     from assay.scorers.judge import config_from_suite, run_judging
 
     config = config_from_suite(suite)
     answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store)
+    result = run_judging(answered, cases, config, store, caller=caller)
     if config.mode == "pairwise":
         comparisons = [Comparison.model_validate(r) for r in result.rows]
         return Judged(comparisons=comparisons, exit_code=result.exit_code)

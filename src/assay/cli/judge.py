@@ -16,8 +16,8 @@ from assay.core.records import Trial
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric, run_judging
+from assay.scorers.judge.config import family_warnings
 from assay.scorers.judge.labels import direct_labels, pairwise_labels
-from assay.scorers.judge.session import family_warnings
 from assay.store import DEFAULT_STORE, Store
 
 

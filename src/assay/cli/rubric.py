@@ -16,8 +16,8 @@ from assay.core.suite import DEFAULT_MODEL
 from assay.engine.calls import BudgetExhausted
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
+from assay.scorers.judge.ask import JudgeFailure
 from assay.scorers.judge.generate import STRICTNESS_NOTES, generate_rubric
-from assay.scorers.judge.session import JudgeFailure
 from assay.store import DEFAULT_STORE, Store
 
 

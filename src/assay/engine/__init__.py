@@ -2,7 +2,7 @@
 
 from assay.engine.plan import Condition, WorkItem, build_plan, render_prompt
 from assay.engine.runner import Engine, RunResult, RunSettings
-from assay.engine.session import RunRequest, execute
+from assay.engine.session import RunRequest, execute, run_caller
 
 __all__ = [
     "Condition",
@@ -14,4 +14,5 @@ __all__ = [
     "build_plan",
     "execute",
     "render_prompt",
+    "run_caller",
 ]

@@ -12,12 +12,15 @@ from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case
 from assay.core.redact import scrub_value
+from assay.engine.budget import Budget
+from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
 from assay.store import Store
+from assay.store.spend import spent_so_far
 
 
 @dataclass(slots=True)
@@ -111,3 +114,26 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         store.flush()
         if request.output is not None:
             write_jsonl(request.output, store.trial_records(run_id))
+
+
+def run_caller(
+    store: Store, run_id: str | None, settings: RunSettings, cap: float | None = None
+) -> Caller:
+    """A Caller metered by a run's budget: what the run has spent so far counts, and what it
+    spends is recorded under the run (so judges and model-backed scorers of a suite share the
+    run's cap, across reruns). `cap` limits what this caller may add (a suite's [judge]
+    budget_usd). Without a run id the budget starts at zero and is not recorded."""
+    spent = spent_so_far(store, run_id) if run_id else 0.0
+    limit = settings.budget_usd
+    if cap is not None:
+        limit = spent + cap if limit is None else min(limit, spent + cap)
+    budget = Budget(limit, spent)
+    return Caller(
+        store,
+        budget,
+        concurrency=settings.concurrency,
+        retries=settings.retries,
+        backoff_initial_s=settings.backoff_initial_s,
+        backoff_max_s=settings.backoff_max_s,
+        ledger=run_id,
+    )

@@ -24,11 +24,10 @@ from assay.reports.model import (
     ScorerSummary,
     TrialCounts,
 )
-from assay.scorers import Scorer
+from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import (
-    TrialResult,
     aggregates,
     case_metric_means,
     threshold_misses,
@@ -113,7 +112,7 @@ def _regressions(analysis: Analysis, worst: int) -> list[Regression]:
 
 def _case_checks(
     analysis: Analysis,
-    results: Sequence[TrialResult],
+    results: Sequence[Score],
     thresholds: Mapping[str, Threshold],
 ) -> list[CaseCheck]:
     """Per case of the candidate: a blockers check, and one check per scorer that ran."""
@@ -216,7 +215,7 @@ def build_report(
     *,
     title: str = "assay report",
     trials: Sequence[Trial] = (),
-    results: Sequence[TrialResult] = (),
+    results: Sequence[Score] = (),
     scorers: Sequence[Scorer] = (),
     thresholds: Mapping[str, Threshold] | None = None,
     comparisons: Sequence[Comparison] = (),

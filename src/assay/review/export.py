@@ -12,31 +12,34 @@ from pydantic import BaseModel
 from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, item_id, pair_item_id
 from assay.core.records import Comparison, Label, Pass, ScoreRow
+from assay.scorers.base import Score
 from assay.store.review import Answer
 
+HUMAN = "human"  # the scorer of reviewers' Scores
 rater_id = human_rater  # names shared with `assay judge --labels` (see assay.core.raters)
 
 
 def score_rows(answers: Sequence[Answer]) -> list[ScoreRow]:
-    """One Score row per scored response of every scores-mode answer."""
+    """One Score row per scored response of every scores-mode answer (through the Score
+    record every scorer produces, so human and judge rows are built alike)."""
     rows = []
     for answer in answers:
         if answer.mode != "scores":
             continue
         for condition, scored in sorted(answer.answer.get("responses", {}).items()):
-            rows.append(
-                ScoreRow.model_validate(
-                    {
-                        "case_id": answer.key.case_id,
-                        "trial": answer.key.trial,
-                        "condition": condition,
-                        **{m: int(v) for m, v in scored["scores"].items()},
-                        "blocker": bool(scored.get("blocker", False)),
-                        "notes": scored.get("notes") or None,
-                        "source": rater_id(answer.reviewer),
-                    }
-                )
+            score = Score(
+                answer.key.case_id,
+                answer.key.trial,
+                condition,
+                HUMAN,
+                {m: float(int(v)) for m, v in scored["scores"].items()},
+                {
+                    "blocker": bool(scored.get("blocker", False)),
+                    "notes": scored.get("notes") or None,
+                    "source": rater_id(answer.reviewer),
+                },
             )
+            rows.append(score.to_row())
     return rows
 
 

@@ -1,17 +1,21 @@
-"""Deterministic scorers behind one protocol, registered by name.
+"""Scorers behind one async protocol, registered by name.
 
-Importing this package registers the built-in scorers: citation_coverage,
+Importing this package registers the built-in deterministic scorers: citation_coverage,
 citation_correctness, refusal, escalation, retrieval, exact, contains, regex, json_schema
-and budget. A scorer returns None for a case it has nothing to check (never 1.0); a metric
-named `blocker` above 0 is a blocking finding; `primary` names the metrics that feed the
-release gate.
+and budget, and the grounding scorers groundedness, faithfulness and hallucination. A
+scorer returns None for a case it has nothing to check (never 1.0); a metric named
+`blocker` above 0 is a blocking finding; `primary` names the metrics that feed the release
+gate. `assay.scorers.runner` runs scorers over trials; `assay.scorers.judge` holds the LLM
+judges, which are scorers too.
 """
 
 from assay.scorers import behaviour, budget, citations, retrieval, structured, text  # noqa: F401
 from assay.scorers.base import (
     SCORERS,
+    CheckScorer,
     Metrics,
-    ScoreInput,
+    Score,
+    ScoreContext,
     Scorer,
     create_scorer,
     mean_aggregate,
@@ -20,8 +24,10 @@ from assay.scorers.base import (
 
 __all__ = [
     "SCORERS",
+    "CheckScorer",
     "Metrics",
-    "ScoreInput",
+    "Score",
+    "ScoreContext",
     "Scorer",
     "create_scorer",
     "mean_aggregate",

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from assay.core.errors import InputError
-from assay.scorers.base import Metrics, ScoreInput, mean_aggregate, register
-from assay.scorers.common import BaseScorer, flag
+from assay.scorers.base import CheckScorer, Metrics, ScoreContext, mean_aggregate, register
+from assay.scorers.common import flag
 
 
 @register("budget")
-class Budget(BaseScorer):
+class Budget(CheckScorer):
     """`latency_s`, `input_tokens`, `output_tokens`, `tokens`, `cost_usd` per trial (those
     known), and `within_budget` when a limit is set (`max_latency_s`, `max_tokens`,
     `max_cost_usd`). Skipped when the trial reports none of them."""
 
     name = "budget"
+    metrics = ("latency_s", "input_tokens", "output_tokens", "tokens", "cost_usd", "within_budget")
 
     def __init__(
         self,
@@ -38,8 +41,8 @@ class Budget(BaseScorer):
     def primary(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("within_budget",) if any(v is not None for v in self.limits.values()) else ()
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        trial = item.trial
+    def check(self, ctx: ScoreContext) -> Metrics | None:
+        trial = ctx.trial
         metrics: Metrics = {}
         if trial.latency_s is not None:
             metrics["latency_s"] = trial.latency_s
@@ -60,7 +63,7 @@ class Budget(BaseScorer):
             metrics["within_budget"] = flag(all(checked))
         return metrics
 
-    def aggregate(self, rows: list[Metrics]) -> Metrics:
+    def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         result = mean_aggregate(rows)
         latencies = [r["latency_s"] for r in rows if "latency_s" in r]
         if latencies:

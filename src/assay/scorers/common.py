@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
 from assay.core.records import AgentState, Trial
-from assay.scorers.base import Metrics, mean_aggregate
+from assay.scorers.base import BLOCKER
 
-BLOCKER = "blocker"
-"""A metric named `blocker` with a value above 0 is a blocking finding on that trial."""
+__all__ = ["BLOCKER", "flag", "normalise_text", "state_of"]
 
 
 def state_of(trial: Trial) -> AgentState | None:
@@ -24,13 +22,3 @@ def flag(value: bool) -> float:
 def normalise_text(text: str, case_sensitive: bool) -> str:
     collapsed = re.sub(r"\s+", " ", text).strip()
     return collapsed if case_sensitive else collapsed.casefold()
-
-
-class BaseScorer:
-    """Defaults: no options, mean aggregate; `primary` metrics feed the release gate."""
-
-    name: ClassVar[str]
-    primary: ClassVar[tuple[str, ...]] = ()
-
-    def aggregate(self, rows: list[Metrics]) -> Metrics:
-        return mean_aggregate(rows)

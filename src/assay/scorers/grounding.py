@@ -5,8 +5,10 @@ Sources are the case's `context` documents plus the documents the trial retrieve
 (`state.retrieved`, looked up in the knowledge base). A claim is *supported* when at least
 `min_support` (default 0.6) of its content words occur in one source document and every
 number it states occurs in the sources. With `judge="SPEC"`, claims the lexical check cannot
-support are put to that model (through the engine's Caller: call cache in `store`, a hard
-`budget_usd`, retries); a claim the model gives no usable verdict on stays unsupported.
+support are put to that model through the run's call machinery (`ctx.caller`: its call cache,
+budget, retries and concurrency); a claim the model gives no usable verdict on stays
+unsupported. Each Score says which method produced it: `method` is `judge` when a claim was
+put to the model, else `lexical`.
 
 * `groundedness`  — share of claims supported.
 * `faithfulness`  — share of claims that state no specific (number, proper name) absent
@@ -23,10 +25,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from assay.scorers.base import Metrics, ScoreInput, mean_aggregate, register
+from assay.core.errors import EXIT_INCOMPLETE, AssayError, InputError
+from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate, register
+
+if TYPE_CHECKING:
+    from assay.engine.calls import Caller
+    from assay.models.base import Model
 
 TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.'-][A-Za-z0-9]+)*")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -197,58 +203,20 @@ class Sources:
         return all((s in self._numbers) if s[:1].isdigit() else (s in self._lower) for s in found)
 
 
-def sources_of(item: ScoreInput) -> Sources | None:
+def sources_of(ctx: ScoreContext) -> Sources | None:
     """The case context plus the documents the trial retrieved; None when there are none."""
-    texts = [doc.text for doc in item.case.context or [] if doc.text.strip()]
-    retrieved = item.trial.state.retrieved if item.trial.state is not None else []
-    texts += [item.documents[d] for d in retrieved if d in item.documents]
+    texts = [doc.text for doc in ctx.case.context or [] if doc.text.strip()]
+    retrieved = ctx.trial.state.retrieved if ctx.trial.state is not None else []
+    texts += [ctx.documents[d] for d in retrieved if d in ctx.documents]
     return Sources(texts) if texts else None
 
 
-class ClaimJudge:
-    """Asks a model whether one claim is supported by the sources (judge-backed mode)."""
-
-    def __init__(
-        self, spec: str, store: str | None = None, budget_usd: float | None = None
-    ) -> None:
-        from assay.engine.budget import Budget
-        from assay.engine.calls import Caller
-        from assay.models.registry import create_model
-        from assay.store import DEFAULT_STORE, Store
-
-        self.model = create_model(spec)
-        self.store = Store(Path(store) if store else DEFAULT_STORE)
-        self.caller = Caller(self.store, Budget(budget_usd), concurrency=4)
-
-    def supported(self, claim: str, sources: Sources) -> list[bool]:
-        from assay.core.errors import EXIT_INCOMPLETE, AssayError
-        from assay.engine.calls import BudgetExhausted
-
-        try:
-            return asyncio.run(self._ask([claim], sources))
-        except BudgetExhausted:
-            error = AssayError("ERROR: grounding judge: the budget cannot cover another call")
-            error.exit_code = EXIT_INCOMPLETE
-            raise error from None
-
-    async def _ask(self, items: Sequence[str], sources: Sources) -> list[bool]:
-        from assay.scorers.judge.claims import ask_supported
-
-        try:
-            return list(
-                await asyncio.gather(
-                    *(ask_supported(self.caller, self.model, c, sources.texts) for c in items)
-                )
-            )
-        finally:
-            self.store.flush()
-
-
 class _Grounding:
-    """Shared claim checking; subclasses pick the metric."""
+    """Shared claim checking; subclasses pick the metric and the lexical test of a claim."""
 
     name: ClassVar[str]
     higher_is_better: ClassVar[bool] = True
+    primary: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -260,24 +228,88 @@ class _Grounding:
     ) -> None:
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise TypeError("threshold must be between 0 and 1")
+        if store is not None or budget_usd is not None:
+            option = "store" if store is not None else "budget_usd"
+            raise InputError(
+                f"ERROR: scorer {self.name!r}: option {option} is no longer read: the"
+                " judge-backed mode calls through the run's store and budget"
+            )
         self.threshold = threshold
         self.min_support = min_support
-        self._judge = ClaimJudge(judge, store, budget_usd) if judge else None
+        self.judge = judge
+        self._model: Model | None = None
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return (self.judge,) if self.judge else ()
 
     def supported(self, claim: str, sources: Sources) -> bool:
-        lexical = sources.coverage(claim) >= self.min_support and sources.numbers_present(claim)
-        if lexical or self._judge is None:
-            return lexical
-        return self._judge.supported(claim, sources)[0]
+        """The lexical check: enough content words in one source, every number present."""
+        return sources.coverage(claim) >= self.min_support and sources.numbers_present(claim)
 
-    def checked(self, item: ScoreInput) -> tuple[list[str], Sources] | None:
-        if item.trial.error is not None:
+    def lexical(self, claim: str, sources: Sources) -> bool:
+        """Whether the claim passes this scorer's lexical test (no model asked)."""
+        return self.supported(claim, sources)
+
+    def value(self, passed: int, total: int) -> float:
+        """The metric from the number of claims that passed (lexically or by the judge)."""
+        return passed / total
+
+    async def score(self, ctx: ScoreContext) -> Score | None:
+        if self.judge is not None and ctx.caller is None:
+            raise InputError(
+                f"ERROR: scorer {self.name!r}: judge={self.judge!r} needs the run's call"
+                " machinery (call cache, budget, retries); score it within a run or an"
+                " evaluation that passes a caller"
+            )
+        if ctx.trial.error is not None:
             return None
-        sources = sources_of(item)
-        found = claims(item.trial.response)
+        sources = sources_of(ctx)
+        found = claims(ctx.trial.response)
         if sources is None or not found:
             return None
-        return found, sources
+        doubtful = [c for c in found if not self.lexical(c, sources)]
+        passed = len(found) - len(doubtful)
+        method = "lexical"
+        if doubtful and self.judge is not None:
+            method = "judge"
+            assert ctx.caller is not None
+            verdicts = await self._ask(ctx.caller, doubtful, sources)
+            passed += sum(verdicts)
+        return Score.of(
+            ctx.trial, self.name, {self.name: self.value(passed, len(found))}, method=method
+        )
+
+    async def _ask(self, caller: Caller, items: Sequence[str], sources: Sources) -> list[bool]:
+        """The judge's verdicts on claims the lexical test did not pass, through the caller."""
+        from assay.engine.calls import BudgetExhausted
+        from assay.models.registry import create_model
+        from assay.scorers.judge.claims import ask_supported
+
+        if self._model is None:
+            assert self.judge is not None
+            self._model = create_model(self.judge)
+        model = self._model
+        try:
+            return list(
+                await asyncio.gather(
+                    *(ask_supported(caller, model, c, sources.texts) for c in items)
+                )
+            )
+        except BudgetExhausted:
+            error = AssayError("ERROR: grounding judge: the budget cannot cover another call")
+            error.exit_code = EXIT_INCOMPLETE
+            raise error from None
+
+    async def aclose(self) -> None:
+        """Release the judge model's connections (the runner calls this when done)."""
+        if self._model is not None:
+            model, self._model = self._model, None
+            await model.aclose()
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         corpus = mean_aggregate(rows)
@@ -295,14 +327,6 @@ class Groundedness(_Grounding):
 
     name = "groundedness"
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        checked = self.checked(item)
-        if checked is None:
-            return None
-        found, sources = checked
-        supported = sum(1 for c in found if self.supported(c, sources))
-        return {self.name: supported / len(found)}
-
 
 @register("faithfulness")
 class Faithfulness(_Grounding):
@@ -310,18 +334,8 @@ class Faithfulness(_Grounding):
 
     name = "faithfulness"
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        checked = self.checked(item)
-        if checked is None:
-            return None
-        found, sources = checked
-        faithful = sum(
-            1
-            for c in found
-            if sources.specifics_present(c)
-            or (self._judge is not None and self._judge.supported(c, sources)[0])
-        )
-        return {self.name: faithful / len(found)}
+    def lexical(self, claim: str, sources: Sources) -> bool:
+        return sources.specifics_present(claim)
 
 
 @register("hallucination")
@@ -331,10 +345,5 @@ class Hallucination(_Grounding):
     name = "hallucination"
     higher_is_better = False
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        checked = self.checked(item)
-        if checked is None:
-            return None
-        found, sources = checked
-        unsupported = sum(1 for c in found if not self.supported(c, sources))
-        return {self.name: unsupported / len(found)}
+    def value(self, passed: int, total: int) -> float:
+        return (total - passed) / total

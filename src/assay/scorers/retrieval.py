@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 from assay.core.errors import InputError
-from assay.scorers.base import Metrics, ScoreInput, register
-from assay.scorers.common import BaseScorer, state_of
+from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
+from assay.scorers.common import state_of
 
 
 @register("retrieval")
-class Retrieval(BaseScorer):
+class Retrieval(CheckScorer):
     """hit@k, recall@k and nDCG@k (binary relevance). Cases without gold emit nothing."""
 
     name = "retrieval"
@@ -21,12 +21,16 @@ class Retrieval(BaseScorer):
         self.k = k
 
     @property
+    def metrics(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (f"hit@{self.k}", f"recall@{self.k}", f"ndcg@{self.k}")
+
+    @property
     def primary(self) -> tuple[str, ...]:  # type: ignore[override]
         return (f"recall@{self.k}",)
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        expect = item.case.expect
-        state = state_of(item.trial)
+    def check(self, ctx: ScoreContext) -> Metrics | None:
+        expect = ctx.case.expect
+        state = state_of(ctx.trial)
         if expect is None or not expect.retrieve or state is None:
             return None
         gold = set(expect.retrieve)

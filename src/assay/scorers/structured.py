@@ -10,8 +10,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from assay.core.errors import InputError
-from assay.scorers.base import Metrics, ScoreInput, register
-from assay.scorers.common import BaseScorer, flag
+from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
+from assay.scorers.common import flag
 
 FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
@@ -26,11 +26,12 @@ def parse_json(text: str) -> tuple[bool, Any]:
 
 
 @register("json_schema")
-class JsonSchema(BaseScorer):
+class JsonSchema(CheckScorer):
     """`json_valid`: the response is JSON; `json_schema`: it validates against the case's
     `expect.json_schema` (or the `schema` option). Skipped when there is no schema."""
 
     name = "json_schema"
+    metrics = ("json_valid", "json_schema")
     primary = ("json_schema",)
 
     def __init__(self, schema: dict[str, Any] | None = None) -> None:
@@ -47,17 +48,17 @@ class JsonSchema(BaseScorer):
             ) from None
         return Draft202012Validator(schema)
 
-    def score(self, item: ScoreInput) -> Metrics | None:
+    def check(self, ctx: ScoreContext) -> Metrics | None:
         validator = self.schema
-        expect = item.case.expect
+        expect = ctx.case.expect
         if validator is None and expect is not None and expect.json_schema is not None:
             key = json.dumps(expect.json_schema, sort_keys=True)
             if key not in self._cache:
                 self._cache[key] = self._validator(
-                    expect.json_schema, f"case {item.case.id}: expect.json_schema"
+                    expect.json_schema, f"case {ctx.case.id}: expect.json_schema"
                 )
             validator = self._cache[key]
         if validator is None:
             return None
-        ok, value = parse_json(item.trial.response)
+        ok, value = parse_json(ctx.trial.response)
         return {"json_valid": flag(ok), "json_schema": flag(ok and validator.is_valid(value))}

@@ -5,45 +5,47 @@ from __future__ import annotations
 import re
 
 from assay.core.errors import InputError
-from assay.scorers.base import Metrics, ScoreInput, register
-from assay.scorers.common import BaseScorer, flag, normalise_text
+from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
+from assay.scorers.common import flag, normalise_text
 
 
 @register("exact")
-class Exact(BaseScorer):
+class Exact(CheckScorer):
     """1 when the response equals the case's `reference` (whitespace collapsed; case-folded
     unless `case_sensitive`). Skipped when the case has no reference."""
 
     name = "exact"
+    metrics = ("exact",)
     primary = ("exact",)
 
     def __init__(self, case_sensitive: bool = False) -> None:
         self.case_sensitive = case_sensitive
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        if item.case.reference is None:
+    def check(self, ctx: ScoreContext) -> Metrics | None:
+        if ctx.case.reference is None:
             return None
-        response = normalise_text(item.trial.response, self.case_sensitive)
-        reference = normalise_text(item.case.reference, self.case_sensitive)
+        response = normalise_text(ctx.trial.response, self.case_sensitive)
+        reference = normalise_text(ctx.case.reference, self.case_sensitive)
         return {"exact": flag(response == reference)}
 
 
 @register("contains")
-class Contains(BaseScorer):
+class Contains(CheckScorer):
     """`contains`: share of `expect.contains` found in the response; `not_contains`: 1 when
     none of `expect.not_contains` appears. Skipped when the case lists neither."""
 
     name = "contains"
+    metrics = ("contains", "not_contains")
     primary = ("contains", "not_contains")
 
     def __init__(self, case_sensitive: bool = False) -> None:
         self.case_sensitive = case_sensitive
 
-    def score(self, item: ScoreInput) -> Metrics | None:
-        expect = item.case.expect
+    def check(self, ctx: ScoreContext) -> Metrics | None:
+        expect = ctx.case.expect
         if expect is None or not (expect.contains or expect.not_contains):
             return None
-        text = normalise_text(item.trial.response, self.case_sensitive)
+        text = normalise_text(ctx.trial.response, self.case_sensitive)
 
         def has(needle: str) -> bool:
             return normalise_text(needle, self.case_sensitive) in text
@@ -57,10 +59,11 @@ class Contains(BaseScorer):
 
 
 @register("regex")
-class Regex(BaseScorer):
+class Regex(CheckScorer):
     """1 when the response matches the case's `expect.regex` (or the `pattern` option)."""
 
     name = "regex"
+    metrics = ("regex",)
     primary = ("regex",)
 
     def __init__(self, pattern: str | None = None, ignore_case: bool = False) -> None:
@@ -76,15 +79,15 @@ class Regex(BaseScorer):
                 f"ERROR: scorer 'regex': {where}: invalid regular expression: {exc}"
             ) from None
 
-    def score(self, item: ScoreInput) -> Metrics | None:
+    def check(self, ctx: ScoreContext) -> Metrics | None:
         pattern = self.pattern
-        expect = item.case.expect
+        expect = ctx.case.expect
         if pattern is None and expect is not None and expect.regex is not None:
             if expect.regex not in self._cache:
                 self._cache[expect.regex] = self._compile(
-                    expect.regex, f"case {item.case.id}: expect.regex"
+                    expect.regex, f"case {ctx.case.id}: expect.regex"
                 )
             pattern = self._cache[expect.regex]
         if pattern is None:
             return None
-        return {"regex": flag(pattern.search(item.trial.response) is not None)}
+        return {"regex": flag(pattern.search(ctx.trial.response) is not None)}

@@ -1,4 +1,4 @@
-"""Running the deterministic scorers over trials, and turning their results into gate input.
+"""Turning scorer results (`Score`s, from `assay.scorers.runner`) into gate input.
 
 How deterministic results feed the release gate:
 - every per-trial result is written (`deterministic.jsonl`: case, trial, condition, scorer,
@@ -17,71 +17,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from assay.core.records import Case, Trial
-from assay.core.suite import ScorerEntry, Threshold
-from assay.scorers import ScoreInput, Scorer, create_scorer
-from assay.scorers.common import BLOCKER
+from assay.core.records import Trial
+from assay.core.suite import Threshold
+from assay.scorers.base import Score, Scorer
+from assay.scorers.runner import primary_metrics
 from assay.verdict.checks import Check
 from assay.verdict.gate import LIST_LIMIT
 from assay.verdict.rows import ScoredTrial
 
 
-@dataclass(slots=True)
-class TrialResult:
-    """One scorer's metrics on one trial."""
-
-    case_id: str
-    trial: int
-    condition: str
-    scorer: str
-    metrics: dict[str, float]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "case_id": self.case_id,
-            "trial": self.trial,
-            "condition": self.condition,
-            "scorer": self.scorer,
-            "metrics": self.metrics,
-        }
-
-
-def build_scorers(entries: Sequence[ScorerEntry]) -> list[Scorer]:
-    return [create_scorer(entry.name, **entry.options) for entry in entries]
-
-
-def primary_metrics(scorer: Scorer) -> tuple[str, ...]:
-    return tuple(getattr(scorer, "primary", ()))
-
-
-def run_scorers(
-    scorers: Sequence[Scorer],
-    cases: Mapping[str, Case],
-    trials: Iterable[Trial],
-    documents: Mapping[str, str] | None = None,
-) -> list[TrialResult]:
-    """Score every answered trial with every scorer; skipped (None) results are left out."""
-    docs = dict(documents or {})
-    results: list[TrialResult] = []
-    for trial in trials:
-        case = cases.get(trial.case_id)
-        if trial.error is not None or case is None:
-            continue
-        item = ScoreInput(case=case, trial=trial, documents=docs)
-        for scorer in scorers:
-            metrics = scorer.score(item)
-            if metrics is not None:
-                results.append(
-                    TrialResult(trial.case_id, trial.trial, trial.condition, scorer.name, metrics)
-                )
-    return results
-
-
 def scored_trials(
-    results: Sequence[TrialResult], scorers: Sequence[Scorer], trials: Iterable[Trial]
+    results: Sequence[Score], scorers: Sequence[Scorer], trials: Iterable[Trial]
 ) -> list[ScoredTrial]:
     """One gate row per answered trial: primary metrics, and a blocker from any scorer."""
     primary = {s.name: primary_metrics(s) for s in scorers}
@@ -97,7 +44,7 @@ def scored_trials(
         for metric in primary.get(result.scorer, ()):
             if metric in result.metrics:
                 row.metrics[metric] = result.metrics[metric]
-        if result.metrics.get(BLOCKER, 0.0) > 0:
+        if result.blocker:
             row.blocker = True
             row.findings.append(f"{result.scorer}: blocking finding")
     return list(rows.values())
@@ -122,7 +69,7 @@ def merge_rows(
 
 
 def aggregates(
-    results: Sequence[TrialResult], scorers: Sequence[Scorer]
+    results: Sequence[Score], scorers: Sequence[Scorer]
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Corpus figures per condition and scorer."""
     grouped: dict[tuple[str, str], list[dict[str, float]]] = {}
@@ -136,7 +83,7 @@ def aggregates(
 
 
 def case_metric_means(
-    results: Sequence[TrialResult], condition: str
+    results: Sequence[Score], condition: str
 ) -> dict[str, dict[str, tuple[str, float]]]:
     """case → metric → (scorer, mean over the case's trials) for one condition."""
     sums: dict[tuple[str, str, str], list[float]] = {}
@@ -152,7 +99,7 @@ def case_metric_means(
 
 
 def threshold_misses(
-    results: Sequence[TrialResult], thresholds: Mapping[str, Threshold], condition: str
+    results: Sequence[Score], thresholds: Mapping[str, Threshold], condition: str
 ) -> list[tuple[str, str, str, str]]:
     """(case, scorer, metric, message) for every case whose mean misses a threshold."""
     misses = []
@@ -169,7 +116,7 @@ def threshold_misses(
 
 
 def threshold_checks(
-    results: Sequence[TrialResult], thresholds: Mapping[str, Threshold], condition: str
+    results: Sequence[Score], thresholds: Mapping[str, Threshold], condition: str
 ) -> list[Check]:
     """The deterministic per-case gate: one check, FAIL naming the cases that miss."""
     if not thresholds:

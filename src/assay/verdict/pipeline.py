@@ -17,22 +17,17 @@ from assay.core.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.engine import RunSettings, run_caller
+from assay.engine.calls import Caller
 from assay.models.llamacpp import QUALITY_NOTE
-from assay.scorers import Scorer
-from assay.store import Store
+from assay.scorers import Score, Scorer
+from assay.scorers.runner import build_scorers, primary_metrics, run_scorers
+from assay.store import DEFAULT_STORE, Store
 from assay.verdict.analysis import Analysis, analyse
 from assay.verdict.checks import Check, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
-from assay.verdict.deterministic import (
-    TrialResult,
-    build_scorers,
-    merge_rows,
-    primary_metrics,
-    run_scorers,
-    scored_trials,
-    threshold_checks,
-)
+from assay.verdict.deterministic import merge_rows, scored_trials, threshold_checks
 from assay.verdict.gate import calibration_checks
 from assay.verdict.rows import BASELINE, ScoredTrial, evidence_text, metric_errors
 
@@ -54,7 +49,7 @@ class Evaluation:
     deterministic results, and the scorers that made them."""
 
     analysis: Analysis
-    results: list[TrialResult]
+    results: list[Score]
     scorers: list[Scorer]
     inputs: Inputs
     config: EvalConfig
@@ -171,18 +166,26 @@ def made_by_embedded_model(trial: Trial) -> bool:
     return trial.runner.startswith("llamacpp:") or str(inner or "").startswith("llamacpp:")
 
 
-def evaluate(inputs: Inputs, config: EvalConfig, *, store: Path | None = None) -> Evaluation:
+def evaluate(
+    inputs: Inputs,
+    config: EvalConfig,
+    *,
+    store: Path | None = None,
+    caller: Caller | None = None,
+) -> Evaluation:
     """Run the deterministic scorers, merge their rows with judge/human rows, compare each
     condition with baseline and gate the candidate.
 
-    `store` is where judge calibrations are read when the gate has `require_calibrated_judge`.
+    `store` is where judge calibrations are read when the gate has `require_calibrated_judge`;
+    `caller` makes the model calls of scorers that call models (judge-backed grounding): the
+    run's, so they are cached in its store and metered by its budget.
     """
     scorers = build_scorers(config.scorers)
     if scorers and inputs.trials and inputs.cases is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     documents = load_documents(config.knowledge_base) if config.knowledge_base else None
     cases = dict(inputs.cases) if inputs.cases is not None else None
-    results = run_scorers(scorers, cases or {}, inputs.trials, documents) if scorers else []
+    results = _score(scorers, cases or {}, inputs.trials, documents, config, store, caller)
     deterministic = scored_trials(results, scorers, inputs.trials) if scorers else []
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
@@ -228,3 +231,33 @@ def _calibration_store(config: EvalConfig, path: Path | None) -> Store | None:
     if not config.gate.require_calibrated_judge or path is None or not path.exists():
         return None
     return Store(path)
+
+
+def _score(
+    scorers: Sequence[Scorer],
+    cases: Mapping[str, Case],
+    trials: Sequence[Trial],
+    documents: Mapping[str, str] | None,
+    config: EvalConfig,
+    store: Path | None,
+    caller: Caller | None,
+) -> list[Score]:
+    """Run the scorers; those that call models get `caller`, or one over `store` capped by the
+    suite's [run] budget when none is given (e.g. `assay report` with judge-backed grounding)."""
+    if not scorers:
+        return []
+    if caller is not None or not any(s.models for s in scorers):
+        return run_scorers(scorers, cases, trials, documents, caller=caller)
+    settings = RunSettings()
+    if config.suite is not None:
+        section = config.suite.run
+        settings = RunSettings(
+            concurrency=section.concurrency, retries=section.retries, budget_usd=section.budget_usd
+        )
+    handle = Store(store or DEFAULT_STORE)
+    try:
+        return run_scorers(
+            scorers, cases, trials, documents, caller=run_caller(handle, None, settings)
+        )
+    finally:
+        handle.close()

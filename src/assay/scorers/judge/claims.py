@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from assay.engine.calls import Caller
 from assay.models.base import Model, Request
+from assay.scorers.judge.ask import JudgeFailure, ask_json
 from assay.scorers.judge.prompts import chat, neutralise, render
-from assay.scorers.judge.session import JudgeFailure, ask_json
 from assay.scorers.judge.verdicts import TEXT_CHARS, ReplyError, extract_json
 
 DOCUMENT_CHARS = 4000

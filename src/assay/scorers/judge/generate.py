@@ -13,8 +13,8 @@ from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.models.base import Request
 from assay.models.registry import ModelOptions, create_model
+from assay.scorers.judge.ask import ask_json
 from assay.scorers.judge.prompts import chat, render
-from assay.scorers.judge.session import ask_json
 from assay.scorers.judge.verdicts import TEXT_CHARS, ReplyError, extract_json
 from assay.store import Store
 

@@ -1,0 +1,203 @@
+"""The pairwise judge as a scorer of a pair: two trials of one case → one Comparison.
+
+Every comparison is asked in both orders (A/B then B/A; `shuffles` > 2 alternates), the
+verdicts mapped back to the original labels a and b and combined (`aggregate.py`): two
+passes that disagree are a tie. Two responses that are the same (after anonymising) are a
+tie by rule, without a call. The Comparison is kept as the row written (`PairScore.row`),
+so its JSON stays as assay always wrote it; `PairScore.comparison()` validates it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.core.records import Comparison
+from assay.engine.calls import Caller
+from assay.scorers.base import ScoreContext
+from assay.scorers.judge import aggregate as agg
+from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes
+from assay.scorers.judge.direct import require_caller
+from assay.scorers.judge.prompts import case_values, render, template_sha256
+from assay.scorers.judge.provenance import stamp
+from assay.scorers.judge.verdicts import pairwise_schema, parse_pairwise
+
+
+@dataclass(slots=True)
+class PairScore:
+    """A pair scorer's result: the Comparison row as written, and the raw judge replies."""
+
+    row: dict[str, Any]
+    replies: list[str] = field(default_factory=list)
+
+    def comparison(self) -> Comparison:
+        return Comparison.model_validate(self.row)
+
+
+@dataclass(slots=True)
+class PairReading:
+    """One judge's verdict on a pair over its passes (already mapped back to a and b)."""
+
+    judge: str
+    verdict: agg.Winner
+    confidence: float
+    consistent: bool
+    preference: float
+    criteria: dict[str, Any]
+    evidence: list[str]
+    passes: list[dict[str, Any]]
+    raw: list[str]
+
+
+def same_text(first: str, second: str) -> bool:
+    return " ".join(first.split()) == " ".join(second.split())
+
+
+class PairJudge:
+    """The pairwise judge (one judge or a panel); `ctx.trials` is (trial a, trial b) and
+    the labels a and b are their conditions."""
+
+    name = "pairwise"
+    metrics = ("verdict",)
+    primary = ()
+
+    def __init__(self, setup: JudgeSetup, judges: Sequence[str] | None = None) -> None:
+        self.setup = setup
+        self.judges = tuple(judges if judges is not None else setup.config.judges)
+        self.prompt_sha256 = template_sha256("pairwise")
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.judges
+
+    async def read(self, caller: Caller, spec: str, ctx: ScoreContext, passes: int) -> PairReading:
+        """One judge's passes over the pair, combined into its verdict."""
+        setup = self.setup
+        names = setup.names
+        first, second = (shown(t.response) for t in ctx.trials)
+        values = case_values(ctx.case)
+        criteria = [c.model_dump() for c in setup.criteria]
+        schema = pairwise_schema(names)
+
+        async def one_pass(index: int) -> tuple[agg.PassResult, list[str]]:
+            order: Literal["ab", "ba"] = "ab" if index % 2 == 0 else "ba"
+            shown_pair = (first, second) if order == "ab" else (second, first)
+            prompt = render(
+                "pairwise", **values, first=shown_pair[0], second=shown_pair[1], criteria=criteria
+            )
+            reply, raw = await setup.ask(
+                caller,
+                spec,
+                prompt,
+                schema,
+                lambda t: parse_pairwise(t, names),
+                ctx.case,
+                index + 1,
+            )
+            result = agg.PassResult(
+                order=order,
+                winner=agg.map_back(reply.winner, order),
+                confidence=reply.confidence,
+                criteria={n: agg.map_back(reply.criteria[n], order) for n in names},
+                quotes=verified_quotes(reply.evidence, first, second),
+                evidence=list(reply.evidence),
+            )
+            return result, raw
+
+        outcomes = await asyncio.gather(
+            *(one_pass(i) for i in range(passes)), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        results = [o[0] for o in outcomes if not isinstance(o, BaseException)]
+        raws = [r for o in outcomes if not isinstance(o, BaseException) for r in o[1]]
+        combined = agg.combine_passes(results)
+        return PairReading(
+            judge=spec,
+            verdict=combined["verdict"],
+            confidence=combined["confidence"],
+            consistent=combined["consistent"],
+            preference=combined["preference"],
+            criteria=combined["criteria"],
+            evidence=list(dict.fromkeys(q for p in results for q in p.evidence)),
+            passes=[
+                {"order": p.order, "winner": p.winner, "confidence": p.confidence, "judge": spec}
+                for p in results
+            ],
+            raw=raws,
+        )
+
+    def combine(self, ctx: ScoreContext, readings: Sequence[PairReading]) -> dict[str, Any]:
+        """The Comparison row from the judges' verdicts (no provenance tail yet)."""
+        from assay.scorers.judge.panel import panel_pairwise
+
+        trial_a, trial_b = ctx.trials
+        if len(readings) == 1:
+            one = readings[0]
+            verdict: dict[str, Any] = {
+                "verdict": one.verdict,
+                "confidence": one.confidence,
+                "consistent": one.consistent,
+                "preference": one.preference,
+                "criteria": one.criteria,
+            }
+            extra: dict[str, Any] = {}
+        else:
+            verdict, extra = panel_pairwise(readings)
+        return {
+            "case_id": trial_a.case_id,
+            "trial": trial_a.trial,
+            "a": trial_a.condition,
+            "b": trial_b.condition,
+            "judge": "+".join(r.judge for r in readings),
+            "passes": [p for r in readings for p in r.passes],
+            **verdict,
+            "evidence": list(dict.fromkeys(q for r in readings for q in r.evidence))[:12],
+            "len_a": len(trial_a.response),
+            "len_b": len(trial_b.response),
+            **extra,
+        }
+
+    def identical(self, ctx: ScoreContext) -> PairScore | None:
+        """A tie by rule, without a call, when both responses read the same to a judge."""
+        trial_a, trial_b = ctx.trials
+        if not same_text(shown(trial_a.response), shown(trial_b.response)):
+            return None
+        row = {
+            "case_id": trial_a.case_id,
+            "trial": trial_a.trial,
+            "a": trial_a.condition,
+            "b": trial_b.condition,
+            "judge": "+".join(self.judges),
+            "passes": [],
+            "verdict": "tie",
+            "confidence": agg.CAP,
+            "consistent": True,
+            "preference": 0.5,
+            "criteria": {n: {"verdict": "tie", "consistent": True} for n in self.setup.names},
+            "len_a": len(trial_a.response),
+            "len_b": len(trial_b.response),
+            "identical": True,
+        }
+        self.stamp(row, "rule")
+        return PairScore(row)
+
+    async def readings(self, ctx: ScoreContext, passes: int) -> list[PairReading]:
+        caller = require_caller(ctx, self.name)
+        return list(await asyncio.gather(*(self.read(caller, j, ctx, passes) for j in self.judges)))
+
+    async def score(self, ctx: ScoreContext) -> PairScore:
+        """The pair's Comparison (tier `rule` for identical responses, else `judge`)."""
+        same = self.identical(ctx)
+        if same is not None:
+            return same
+        readings = await self.readings(ctx, self.setup.config.shuffles)
+        row = self.combine(ctx, readings)
+        self.stamp(row, "judge")
+        return PairScore(row, [r for reading in readings for r in reading.raw])
+
+    def stamp(self, row: dict[str, Any], tier: str, review: str | None = None) -> None:
+        stamp(row, tier=tier, judges=self.judges, prompt_sha256=self.prompt_sha256, review=review)

@@ -1,0 +1,404 @@
+"""A judging run: plan the items, resume what is stored, judge the rest, summarise.
+
+Every judge call goes through the engine's `Caller` (call cache, hard budget, retries,
+adaptive concurrency): the run's own when one is given (the suite chain passes it, so judge
+calls are metered by the run's budget), else one built from the configuration (`assay
+judge`). Items are judged concurrently; each finished item is written to the store's
+`judgments` table at once (store/judgments.py), so re-running the same command resumes:
+judged items are read back, not re-asked. Items whose judging failed are stored with the raw
+replies and get no output row. Direct rows are also recorded for `assay history`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
+from assay.core.records import Case, ScoreRow, Trial
+from assay.core.rubric import resolve_criteria
+from assay.engine.budget import Budget
+from assay.engine.calls import BudgetExhausted, Caller
+from assay.engine.plan import sha256_json, sha256_text
+from assay.engine.session import check_metered
+from assay.scorers.base import Score, ScoreContext
+from assay.scorers.judge.ask import JudgeFailure, JudgeSetup, words
+from assay.scorers.judge.cascade import Cascade, JudgeScorer
+from assay.scorers.judge.config import (
+    JudgeConfig,
+    build_judge_models,
+    family_warnings,
+    fingerprint,
+    validate_config,
+)
+from assay.scorers.judge.direct import DirectJudge
+from assay.scorers.judge.pairwise import PairJudge, PairScore
+from assay.scorers.judge.panel import panel_alpha
+from assay.store import Store
+from assay.store.judgments import (
+    ensure_judgment_tables,
+    judged_records,
+    queue_review,
+    save_judgment,
+)
+
+Progress = Callable[[bool], None]
+
+
+@dataclass(slots=True)
+class JudgeItem:
+    """One thing to judge: a trial (direct) or a pair of trials (pairwise)."""
+
+    seq: int
+    key: str
+    case: Case
+    trials: tuple[Trial, ...]
+    a: str
+    b: str
+
+
+@dataclass(slots=True)
+class JudgeResult:
+    """What a judging run did; `exit_code` is 3 when any item is not judged.
+
+    `scores` (direct mode) and `comparisons` (pairwise) are the judged items in input
+    order; `rows` is what is written, as JSON data.
+    """
+
+    scores: list[Score] = field(default_factory=list)
+    comparisons: list[PairScore] = field(default_factory=list)
+    total: int = 0
+    judged: int = 0
+    resumed: int = 0
+    failed: int = 0
+    not_run: int = 0
+    skipped_errored: int = 0
+    unpaired: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    spent_usd: float = 0.0
+    stopped: str | None = None
+    tiers: dict[str, int] = field(default_factory=dict)
+    full_calls_avoided: int = 0
+    screen_calls: int = 0
+    alpha: dict[str, float | None] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Score rows (direct) or Comparisons (pairwise) as written, in input order."""
+        if self.comparisons:
+            return [c.row for c in self.comparisons]
+        return [s.row() for s in self.scores]
+
+    @property
+    def exit_code(self) -> int:
+        complete = self.judged + self.resumed == self.total and not self.stopped
+        return EXIT_OK if complete else EXIT_INCOMPLETE
+
+    @property
+    def calls_saved(self) -> int:
+        return self.full_calls_avoided - self.screen_calls
+
+
+def plan_items(
+    trials: Sequence[Trial], cases: dict[str, Case], config: JudgeConfig, config_key: str
+) -> tuple[list[JudgeItem], int, int]:
+    """The items to judge in input order; (items, errored trials skipped, unpaired trials).
+
+    `config_key` is the configuration's fingerprint: an item's key is its response(s) and it.
+    """
+    unknown = sorted({t.case_id for t in trials} - set(cases))
+    if unknown:
+        shown = ", ".join(unknown[:10])
+        raise InputError(f"ERROR: --trials: case id(s) not in --cases: {shown}")
+    answered = [t for t in trials if t.error is None]
+    errored = len(trials) - len(answered)
+    items: list[JudgeItem] = []
+    if config.mode == "direct":
+        for trial in answered:
+            key = sha256_json(
+                [
+                    "direct",
+                    trial.case_id,
+                    trial.trial,
+                    trial.condition,
+                    sha256_text(trial.response),
+                    config_key,
+                ]
+            )
+            items.append(
+                JudgeItem(len(items), key, cases[trial.case_id], (trial,), trial.condition, "")
+            )
+        return items, errored, 0
+    if config.a == config.b:
+        raise InputError("ERROR: --a and --b must name two different conditions")
+    by_key = {(t.case_id, t.trial, t.condition): t for t in answered}
+    conditions = {t.condition for t in trials}
+    for name in (config.a, config.b):
+        if name not in conditions:
+            raise InputError(
+                f"ERROR: --trials: no trials of condition {name!r}"
+                f" (found: {', '.join(sorted(conditions)) or 'none'})"
+            )
+    unpaired = 0
+    for trial in answered:
+        if trial.condition == config.b:
+            if (trial.case_id, trial.trial, config.a) not in by_key:
+                unpaired += 1
+            continue
+        if trial.condition != config.a:
+            continue
+        other = by_key.get((trial.case_id, trial.trial, config.b))
+        if other is None:
+            unpaired += 1
+            continue
+        key = sha256_json(
+            [
+                "pairwise",
+                trial.case_id,
+                trial.trial,
+                config.a,
+                config.b,
+                sha256_text(trial.response),
+                sha256_text(other.response),
+                config_key,
+            ]
+        )
+        items.append(
+            JudgeItem(len(items), key, cases[trial.case_id], (trial, other), config.a, config.b)
+        )
+    return items, errored, unpaired
+
+
+def judge_scorer(setup: JudgeSetup, median_words: dict[str, float]) -> JudgeScorer | Cascade:
+    """The scorer a configuration describes: direct or pairwise judge, behind a screen."""
+    config = setup.config
+    full: JudgeScorer = (
+        PairJudge(setup)
+        if config.mode == "pairwise"
+        else DirectJudge(setup, None, "direct", median_words)
+    )
+    return Cascade(setup, full, config.screen) if config.screen else full
+
+
+class Judging:
+    """One judging run over planned items (see `run_judging`)."""
+
+    def __init__(
+        self,
+        trials: Sequence[Trial],
+        cases: Sequence[Case],
+        config: JudgeConfig,
+        store: Store,
+        progress: Progress | None,
+        caller: Caller | None,
+    ) -> None:
+        validate_config(config)
+        criteria, scale = resolve_criteria(config.rubric, config.scale, concision=config.concision)
+        self.config = config
+        self.store = store
+        self.result = result = JudgeResult()
+        result.warnings = family_warnings(config, trials)
+        self.models = build_judge_models(config)
+        check_metered(self.models, config.allow_unmetered)
+        ensure_judgment_tables(store)
+        self.items, result.skipped_errored, result.unpaired = plan_items(
+            trials,
+            {c.id: c for c in cases},
+            config,
+            fingerprint(config, criteria, scale, self.models),
+        )
+        result.total = len(self.items)
+        self.setup = JudgeSetup(config, self.models, criteria, scale)
+        result.criteria = list(self.setup.names)
+        by_case: dict[str, list[int]] = {}
+        for item in self.items:
+            by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
+        median_words = {k: float(statistics.median(v)) for k, v in by_case.items()}
+        self.scorer = judge_scorer(self.setup, median_words)
+        self.prompt_sha256 = template_sha256_of(self.scorer)
+        self.caller = caller or Caller(
+            store, Budget(config.budget_usd), concurrency=config.concurrency, retries=config.retries
+        )
+        self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
+        self.tick: Progress = progress or (lambda ok: None)
+        self.records: dict[str, Score | PairScore] = {}
+        done = judged_records(store, [i.key for i in self.items])
+        self.pending: list[JudgeItem] = []
+        for item in self.items:
+            if item.key in done:
+                self.records[item.key] = self.from_row(done[item.key])
+                result.resumed += 1
+                self.tick(True)
+            else:
+                self.pending.append(item)
+
+    def from_row(self, row: dict[str, Any]) -> Score | PairScore:
+        if self.config.mode == "pairwise":
+            return PairScore(row)
+        return Score.from_row(row, self.setup.names, DirectJudge.name)
+
+    async def run(self) -> None:
+        """Judge the pending items concurrently; each result is stored as it finishes."""
+        gate = asyncio.Semaphore(max(1, self.config.concurrency) * 2)
+        try:
+            await asyncio.gather(*(self.work(item, gate) for item in self.pending))
+        finally:
+            self.store.flush()
+            for model in self.models.values():
+                await model.aclose()
+
+    async def work(self, item: JudgeItem, gate: asyncio.Semaphore) -> None:
+        result = self.result
+        async with gate:
+            if self.caller.budget.exhausted:
+                return
+            ctx = ScoreContext(item.case, item.trials, {}, self.caller)
+            try:
+                scored = await self.scorer.score(ctx)
+            except BudgetExhausted:
+                result.stopped = "budget"
+                return
+            except JudgeFailure as exc:
+                self.save(item, "error", None, str(exc), exc.raw)
+                result.failed += 1
+                if len(result.failures) < 20:
+                    result.failures.append(f"{_label(item)}: {exc}")
+                self.tick(False)
+                return
+            row = scored.row if isinstance(scored, PairScore) else scored.row()
+            if row.get("tier") == "review":
+                source = row.get("source") or f"judge:{row['judge']}"
+                trial = item.trials[0].trial
+                queue_review(self.store, item.case.id, trial, item.a, item.b, row["review"], source)
+            self.save(item, "ok", row, None, scored.replies)
+            self.records[item.key] = scored
+            result.judged += 1
+            self.tick(True)
+
+    def save(
+        self,
+        item: JudgeItem,
+        status: str,
+        record: dict[str, Any] | None,
+        error: str | None,
+        raw: list[str],
+    ) -> None:
+        save_judgment(
+            self.store,
+            key=item.key,
+            mode=self.config.mode,
+            case_id=item.case.id,
+            trial=item.trials[0].trial,
+            a=item.a,
+            b=item.b,
+            judge=self.config.judge_model,
+            prompt_sha256=self.prompt_sha256,
+            status=status,
+            record=record,
+            error=error,
+            raw=raw,
+        )
+
+    def finish(self) -> JudgeResult:
+        """Counts, rows in input order, the cascade's savings, panel agreement, history."""
+        result, config = self.result, self.config
+        calls, hits, spent = self._start
+        result.calls = self.caller.calls - calls
+        result.cache_hits = self.caller.cache_hits - hits
+        result.spent_usd = self.caller.budget.spent - spent
+        result.not_run = result.total - result.judged - result.resumed - result.failed
+        done = [self.records[i.key] for i in self.items if i.key in self.records]
+        result.comparisons = [d for d in done if isinstance(d, PairScore)]
+        result.scores = [d for d in done if isinstance(d, Score)]
+        rows = result.rows
+        tiers = Counter(str(r.get("tier", "judge")) for r in rows)
+        result.tiers = dict(sorted(tiers.items()))
+        if isinstance(self.scorer, Cascade):
+            screen_calls, full_calls = self.scorer.calls_per_item()
+            screened = sum(n for tier, n in tiers.items() if tier != "rule")
+            result.full_calls_avoided = tiers.get("screen", 0) * full_calls
+            result.screen_calls = screened * screen_calls
+        if len(config.judges) > 1:
+            result.alpha = panel_alpha(
+                rows, config.judges, config.mode == "pairwise", self.setup.names
+            )
+        if config.mode == "direct":
+            judged = [i.trials[0] for i in self.items if i.key in self.records]
+            record_history(self.store, judged, result.scores)
+        return result
+
+
+def template_sha256_of(scorer: JudgeScorer | Cascade) -> str:
+    """The prompt hash stored with each judgment: the full judge's template."""
+    return (scorer.full if isinstance(scorer, Cascade) else scorer).prompt_sha256
+
+
+def run_judging(
+    trials: Sequence[Trial],
+    cases: Sequence[Case],
+    config: JudgeConfig,
+    store: Store,
+    progress: Progress | None = None,
+    caller: Caller | None = None,
+) -> JudgeResult:
+    """Judge every answered trial (or pair); return the judged rows in input order and a
+    summary. With `caller` (the run's), judge calls share its cache, budget and limits."""
+    judging = Judging(trials, cases, config, store, progress, caller)
+    try:
+        asyncio.run(judging.run())
+    except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3
+        judging.result.stopped = "interrupted"
+    return judging.finish()
+
+
+async def run_judging_async(
+    trials: Sequence[Trial],
+    cases: Sequence[Case],
+    config: JudgeConfig,
+    store: Store,
+    progress: Progress | None = None,
+    caller: Caller | None = None,
+) -> JudgeResult:
+    """`run_judging` from within a running event loop (an async pipeline)."""
+    judging = Judging(trials, cases, config, store, progress, caller)
+    await judging.run()
+    return judging.finish()
+
+
+def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[Score]) -> None:
+    """Record direct Scores in the store's `judge_scores` table for `assay history`.
+
+    Each row goes under its trial's `run_id`; trials without one (a file written by another
+    tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
+    re-recording replaces rows, so resuming never counts a row twice.
+    """
+    from assay.store.history import save_score_rows
+
+    if not scores:
+        return
+    fallback = (
+        "trials-"
+        + sha256_json(
+            sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
+        )[:12]
+    )
+    by_run: dict[str, list[ScoreRow]] = {}
+    lengths: dict[tuple[str, int, str], int] = {}
+    for trial, score in zip(trials, scores, strict=True):
+        by_run.setdefault(trial.run_id or fallback, []).append(score.to_row())
+        lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
+    for run_id, run_rows in by_run.items():
+        save_score_rows(store, run_id, run_rows, lengths)
+
+
+def _label(item: JudgeItem) -> str:
+    who = item.a if not item.b else f"{item.a} vs {item.b}"
+    return f"{item.case.id} [{who} #{item.trials[0].trial}]"

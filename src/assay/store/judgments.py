@@ -1,0 +1,112 @@
+"""The judgments and review_queue tables: stored judge verdicts (resume) and the cascade's
+review queue.
+
+Each finished judging item is written at once under its judgment key, so re-running the
+same judging resumes: items stored with status `ok` are read back, not re-asked. Items whose
+judging failed are stored with the error and every raw reply, and are asked again next time.
+The review queue lists items the cascade sends to humans (`assay review` serves them first).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from assay.store.db import Store, now_iso
+
+JUDGMENTS_DDL = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record TEXT,
+    error TEXT,
+    raw TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judgments_by_item ON judgments (case_id, trial, a, b);
+"""
+REVIEW_QUEUE_DDL = (
+    "CREATE TABLE IF NOT EXISTS review_queue (case_id TEXT NOT NULL, trial INTEGER NOT NULL,"
+    " a TEXT, b TEXT, reason TEXT NOT NULL, source TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " PRIMARY KEY (case_id, trial, a, b));"
+)
+CHUNK = 500  # keys per SELECT (SQLite's bound-parameter limit)
+
+
+def ensure_judgment_tables(store: Store) -> None:
+    """Create the judgments and review_queue tables when missing."""
+    store.ensure(JUDGMENTS_DDL)
+    store.ensure(REVIEW_QUEUE_DDL)
+
+
+def save_judgment(
+    store: Store,
+    *,
+    key: str,
+    mode: str,
+    case_id: str,
+    trial: int,
+    a: str,
+    b: str,
+    judge: str,
+    prompt_sha256: str,
+    status: str,
+    record: dict[str, Any] | None,
+    error: str | None,
+    raw: Sequence[str],
+) -> None:
+    """Store one judged (status `ok`, with its record) or failed (`error`) item, committed
+    at once so a kill loses no finished judgment."""
+    store.queue(
+        "INSERT OR REPLACE INTO judgments (key, mode, case_id, trial, a, b, judge, prompt_sha256,"
+        " status, record, error, raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            mode,
+            case_id,
+            trial,
+            a,
+            b,
+            judge,
+            prompt_sha256,
+            status,
+            json.dumps(record, ensure_ascii=False) if record is not None else None,
+            error,
+            json.dumps(list(raw), ensure_ascii=False),
+            now_iso(),
+        ),
+    )
+    store.flush()
+
+
+def judged_records(store: Store, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The records of the items among `keys` already judged successfully (resume)."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(keys), CHUNK):
+        chunk = list(keys[start : start + CHUNK])
+        rows = store.db.execute(
+            f"SELECT key, record FROM judgments WHERE status = 'ok' AND key IN"
+            f" ({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        found.update({key: json.loads(record) for key, record in rows})
+    return found
+
+
+def queue_review(
+    store: Store, case_id: str, trial: int, a: str, b: str, reason: str, source: str
+) -> None:
+    """Put an item on the review queue (written with the next flush)."""
+    store.queue(
+        "INSERT OR REPLACE INTO review_queue (case_id, trial, a, b, reason, source,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (case_id, trial, a, b, reason, source, now_iso()),
+    )
