@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from assay.core.errors import InputError
@@ -20,27 +19,13 @@ from assay.engine.calls import Caller
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes, words
+from assay.scorers.judge.panel import panel_direct
 from assay.scorers.judge.prompts import case_values, render, template_sha256
 from assay.scorers.judge.provenance import stamp
+from assay.scorers.judge.readings import Reading
 from assay.scorers.judge.verdicts import direct_schema, parse_direct, parse_screen, screen_schema
 
 Template = Literal["direct", "screen"]
-
-
-@dataclass(slots=True)
-class Reading:
-    """One judge's rubric reading of one response."""
-
-    judge: str
-    scores: dict[str, int]
-    evidence: dict[str, list[str]]
-    justification: dict[str, str]
-    blocker: bool
-    blocker_reason: str
-    improvement: str
-    confidence: float
-    raw: list[str]
-    adequacy: float | None = None  # the screen template's 0-1 adequacy
 
 
 def require_caller(ctx: ScoreContext, scorer: str) -> Caller:
@@ -127,8 +112,6 @@ class DirectJudge:
 
     def combine(self, trial: Trial, readings: Sequence[Reading]) -> Score:
         """The Score of one trial from its judges' readings (no provenance tail yet)."""
-        from assay.scorers.judge.panel import panel_direct
-
         names = self.setup.names
         if len(readings) == 1:
             one = readings[0]

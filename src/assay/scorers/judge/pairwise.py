@@ -20,8 +20,10 @@ from assay.scorers.base import ScoreContext
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes
 from assay.scorers.judge.direct import require_caller
+from assay.scorers.judge.panel import panel_pairwise
 from assay.scorers.judge.prompts import case_values, render, template_sha256
 from assay.scorers.judge.provenance import stamp
+from assay.scorers.judge.readings import PairReading
 from assay.scorers.judge.verdicts import pairwise_schema, parse_pairwise
 
 
@@ -34,21 +36,6 @@ class PairScore:
 
     def comparison(self) -> Comparison:
         return Comparison.model_validate(self.row)
-
-
-@dataclass(slots=True)
-class PairReading:
-    """One judge's verdict on a pair over its passes (already mapped back to a and b)."""
-
-    judge: str
-    verdict: agg.Winner
-    confidence: float
-    consistent: bool
-    preference: float
-    criteria: dict[str, Any]
-    evidence: list[str]
-    passes: list[dict[str, Any]]
-    raw: list[str]
 
 
 def same_text(first: str, second: str) -> bool:
@@ -132,8 +119,6 @@ class PairJudge:
 
     def combine(self, ctx: ScoreContext, readings: Sequence[PairReading]) -> dict[str, Any]:
         """The Comparison row from the judges' verdicts (no provenance tail yet)."""
-        from assay.scorers.judge.panel import panel_pairwise
-
         trial_a, trial_b = ctx.trials
         if len(readings) == 1:
             one = readings[0]

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from assay.measure.alpha import krippendorff_alpha
 from assay.scorers.judge import aggregate as agg
+from assay.scorers.judge.readings import PairReading, Reading
 
 if TYPE_CHECKING:
     from assay.scorers.judge.ask import JudgeSetup
-    from assay.scorers.judge.direct import Reading
-    from assay.scorers.judge.pairwise import PairReading
 
 
 def panel_direct(
