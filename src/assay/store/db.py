@@ -52,15 +52,6 @@ class Store:
             raise
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
 
-    def ensure(self, ddl: str) -> None:
-        """Run `CREATE ... IF NOT EXISTS` statements of a table the schema already declares.
-
-        Transitional: only for code that still carries its own copy of a table's DDL (the judge
-        session's judgments and review_queue, until its queries live in store/). Every table
-        exists once the store is open, so this creates nothing; new tables go in schema.py.
-        """
-        self.db.executescript(ddl)
-
     # -- writes ---------------------------------------------------------------------------
     def queue(self, sql: str, params: tuple[Any, ...]) -> None:
         """Queue a write; it lands at the next flush()."""

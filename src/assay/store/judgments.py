@@ -15,36 +15,7 @@ from typing import Any
 
 from assay.store.db import Store, now_iso
 
-JUDGMENTS_DDL = """
-CREATE TABLE IF NOT EXISTS judgments (
-    key TEXT PRIMARY KEY,
-    mode TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    prompt_sha256 TEXT NOT NULL,
-    status TEXT NOT NULL,
-    record TEXT,
-    error TEXT,
-    raw TEXT,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS judgments_by_item ON judgments (case_id, trial, a, b);
-"""
-REVIEW_QUEUE_DDL = (
-    "CREATE TABLE IF NOT EXISTS review_queue (case_id TEXT NOT NULL, trial INTEGER NOT NULL,"
-    " a TEXT, b TEXT, reason TEXT NOT NULL, source TEXT NOT NULL, created_at TEXT NOT NULL,"
-    " PRIMARY KEY (case_id, trial, a, b));"
-)
 CHUNK = 500  # keys per SELECT (SQLite's bound-parameter limit)
-
-
-def ensure_judgment_tables(store: Store) -> None:
-    """Create the judgments and review_queue tables when missing."""
-    store.ensure(JUDGMENTS_DDL)
-    store.ensure(REVIEW_QUEUE_DDL)
 
 
 def save_judgment(

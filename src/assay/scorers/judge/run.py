@@ -40,7 +40,6 @@ from assay.scorers.judge.pairwise import PairJudge, PairScore
 from assay.scorers.judge.panel import panel_alpha
 from assay.store import Store
 from assay.store.judgments import (
-    ensure_judgment_tables,
     judged_records,
     queue_review,
     save_judgment,
@@ -208,7 +207,6 @@ class Judging:
         result.warnings = family_warnings(config, trials)
         self.models = build_judge_models(config)
         check_metered(self.models, config.allow_unmetered)
-        ensure_judgment_tables(store)
         self.items, result.skipped_errored, result.unpaired = plan_items(
             trials,
             {c.id: c for c in cases},
