@@ -146,3 +146,50 @@ def test_import_assay_is_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def _metered_suite(tmp_path: Path) -> Path:
+    """Priced mock models: the run's trials and the suite's judge both cost money."""
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"m{i}") for i in range(6)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "metered"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "mock:answer"\n'
+        'output = "out"\n[run]\nprice = "1000,1000"\n'
+        '[[conditions]]\nname = "baseline"\n'
+        '[[conditions]]\nname = "candidate"\nsystem = "Be brief."\n'
+        '[judge]\njudges = ["mock:fair"]\nprice = "1000,1000"\n',
+        encoding="utf-8",
+    )
+    return suite
+
+
+def _run_spend(store: Path, run_id: str) -> float:
+    from assay.store import Store
+    from assay.store.spend import spent_so_far
+
+    handle = Store(store)
+    try:
+        return spent_so_far(handle, run_id)
+    finally:
+        handle.close()
+
+
+def test_a_suites_judge_calls_are_metered_by_the_runs_budget(cli: Any, tmp_path: Path) -> None:
+    suite = _metered_suite(tmp_path)
+    free = cli("run", suite, "--store", tmp_path / "free.db", "--json")
+    done = free.json()
+    assert free.code in (0, 1), free.stderr
+    trials_cost = done["spent_usd"]
+    total = _run_spend(tmp_path / "free.db", done["run_id"])
+    assert total > trials_cost > 0  # the judge's spend is recorded under the run
+    # A rerun counts it: nothing new is called, and the run's spend includes the judge's.
+    again = cli("run", suite, "--store", tmp_path / "free.db", "--json").json()
+    assert again["calls"] == 0 and again["run_spent_usd"] == pytest.approx(total)
+    # A cap above the trials' cost but below the judge's: the trials finish, the judging
+    # stops at the cap, and the run (trials and judge together) never spends past it.
+    cap = trials_cost + (total - trials_cost) / 2
+    capped = cli("run", suite, "--store", tmp_path / "cap.db", "--budget-usd", str(cap), "--json")
+    assert capped.code == 3, capped.stderr
+    assert "judging" in capped.stderr and "budget" in capped.stderr
+    assert capped.json()["answered"] == capped.json()["total"]
+    assert _run_spend(tmp_path / "cap.db", capped.json()["run_id"]) <= cap + 1e-9

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from assay.api.inputs import load_trials
 from assay.api.results import Result
 from assay.core.cases import load_cases
-from assay.core.errors import AssayError, InputError
+from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
@@ -121,9 +121,10 @@ def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
 
     outcome = run(suite, store=store, out=out)
     if outcome.evaluation is None:
-        error = AssayError("\n".join(outcome.notes) or "ERROR: the suite's run was incomplete")
-        error.exit_code = outcome.run.exit_code or 2
-        raise error
+        messages = outcome.notes or ["ERROR: the suite's run did not finish"]
+        if outcome.exit_code == EXIT_INCOMPLETE:
+            raise Incomplete([*messages, "ERROR: run the same command again to resume"])
+        raise InputError(messages)
     outcome.evaluation.run = outcome.run
     return outcome.evaluation
 

@@ -26,6 +26,10 @@ class Judged:
     scores: list[ScoreRow] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     exit_code: int = EXIT_OK
+    stopped: str | None = None
+    """Why judging stopped early ("budget", "interrupted"), if it did."""
+    failures: list[str] = field(default_factory=list)
+    """Items whose judging failed (the first 20), for people."""
 
 
 @dataclass

@@ -17,7 +17,7 @@ from assay.api.outputs import RunSummary
 from assay.api.results import Result
 from assay.api.suites import evaluate_run
 from assay.core.cases import DEFAULT_CASES, load_cases
-from assay.core.errors import InputError
+from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.records import Case, Trial
 from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
@@ -40,12 +40,16 @@ class RunOutcome:
     evaluation: Result | None = None
     notes: list[str] = field(default_factory=list)
     """Plain notices for people (why nothing was gated, input problems of an incomplete run)."""
+    incomplete: bool = False
+    """The suite's evaluation stopped before a verdict (its judging did not finish)."""
 
     @property
     def exit_code(self) -> int:
         """3 when the run (or the judging) is incomplete; else the gate's (0 PASS, 1 not)."""
         if self.run.exit_code:
             return self.run.exit_code
+        if self.incomplete:
+            return EXIT_INCOMPLETE
         return self.evaluation.exit_code if self.evaluation is not None else 0
 
     def summary(self) -> RunSummary:
@@ -279,6 +283,9 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         outcome.evaluation = evaluate_run(
             suite, outcome.request, outcome.run.run_id, trials, handle, out
         )
+    except Incomplete as exc:
+        outcome.incomplete = True
+        outcome.notes.extend(exc.messages)
     except InputError as exc:
         if not outcome.run.exit_code:
             raise

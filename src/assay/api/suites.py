@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.api.results import Judged, Result
+from assay.core.errors import Incomplete, InputError
 from assay.core.jsonl import atomic_writer, write_jsonl
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import Rubric
@@ -40,17 +41,26 @@ def evaluate_run(
     judge_caller = caller if cap is None else run_caller(store, run_id, request.settings, cap)
     judged = judge_trials(suite, cases, trials, store, judge_caller)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
-    evaluation = evaluate_inputs(
-        Inputs(
-            trials=trials,
-            scores=rows_from_scores(judged.scores, scale),
-            comparisons=judged.comparisons,
-            cases={c.id: c for c in cases},
-        ),
-        config,
-        store=store.path,
-        caller=caller,
-    )
+    try:
+        evaluation = evaluate_inputs(
+            Inputs(
+                trials=trials,
+                scores=rows_from_scores(judged.scores, scale),
+                comparisons=judged.comparisons,
+                cases={c.id: c for c in cases},
+            ),
+            config,
+            store=store.path,
+            caller=caller,
+        )
+    except InputError as exc:
+        if not judged.exit_code:
+            raise
+        # Nothing to gate because the judging stopped: that is the news, and it is resumable.
+        reason = "the budget ran out" if judged.stopped == "budget" else "some items failed"
+        raise Incomplete(
+            [*exc.messages, f"ERROR: judging did not finish ({reason}); run again to resume"]
+        ) from None
     store.flush()
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output
@@ -85,6 +95,13 @@ def judge_trials(
     result = run_judging(answered, cases, config, store, caller=caller)
     if config.mode == "pairwise":
         comparisons = [Comparison.model_validate(r) for r in result.rows]
-        return Judged(comparisons=comparisons, exit_code=result.exit_code)
+        return Judged(
+            comparisons=comparisons,
+            exit_code=result.exit_code,
+            stopped=result.stopped,
+            failures=result.failures,
+        )
     scores = [ScoreRow.model_validate(r) for r in result.rows]
-    return Judged(scores=scores, exit_code=result.exit_code)
+    return Judged(
+        scores=scores, exit_code=result.exit_code, stopped=result.stopped, failures=result.failures
+    )

@@ -63,6 +63,17 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     for note in outcome.notes:
         err(note)
     evaluation = outcome.evaluation
+    judged = evaluation.judged if evaluation is not None else None
+    if judged is not None:
+        for line in judged.failures:
+            err(f"ERROR: judging failed: {line}")
+        if judged.stopped == "budget":
+            err(
+                "ERROR: judging stopped: the run's budget cannot cover another judge call (judge"
+                " calls count against the run's budget); raise --budget-usd and run again"
+            )
+        elif judged.exit_code:
+            err("ERROR: some items were not judged; run the same command again to retry just those")
     if evaluation is not None:
         gate = evaluation.evaluation.analysis.gate
         say = err if as_json else out

@@ -22,6 +22,17 @@ class InputError(AssayError):
         super().__init__("\n".join(self.messages))
 
 
+class Incomplete(AssayError):
+    """Work that stopped before the end (budget, interruption, failed items): resumable by
+    running the same command again (exit 3)."""
+
+    exit_code = EXIT_INCOMPLETE
+
+    def __init__(self, messages: str | list[str]) -> None:
+        self.messages = [messages] if isinstance(messages, str) else list(messages)
+        super().__init__("\n".join(self.messages))
+
+
 def location(path: object, line: int | None = None, field: str | None = None) -> str:
     """Format `PATH:LINE: field` the way every assay error message starts."""
     where = f"{path}:{line}" if line is not None else f"{path}"
