@@ -1,7 +1,7 @@
 """assay: evaluate LLM prompts, models and agents before they ship.
 
-The public API (see `assay.api`): `run`, `judge`, `evaluate`, `calibrate` and their result
-types. They are imported on first use, so `import assay` and the command line start fast.
+The public API (see `assay.api`): `run`, `judge`, `evaluate`, `calibrate`, `bias`, `winrate`,
+`rank`, `history` and their result types. They are imported on first use, so `import assay` and the command line start fast.
 """
 
 from __future__ import annotations
@@ -9,9 +9,41 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assay.api import Calibration, Result, RunOutcome, calibrate, evaluate, judge, run
+    from assay.api import (
+        BiasAudit,
+        Calibration,
+        History,
+        Ranking,
+        Result,
+        RunOutcome,
+        WinRates,
+        bias,
+        calibrate,
+        evaluate,
+        history,
+        judge,
+        rank,
+        run,
+        winrate,
+    )
 
-__all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judge", "run"]
+__all__ = [
+    "BiasAudit",
+    "Calibration",
+    "History",
+    "Ranking",
+    "Result",
+    "RunOutcome",
+    "WinRates",
+    "bias",
+    "calibrate",
+    "evaluate",
+    "history",
+    "judge",
+    "rank",
+    "run",
+    "winrate",
+]
 
 
 def __getattr__(name: str) -> Any:

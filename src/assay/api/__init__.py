@@ -6,7 +6,8 @@
 
 `run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
 trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
-(judges against human labels). The command line parses flags, calls these and prints.
+(judges against human labels); `bias`, `winrate`, `rank` and `history` (measuring judges and
+models from comparisons and score rows). The command line parses flags, calls these and prints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
     from assay.api.evaluation import evaluate
     from assay.api.judging import judge
+    from assay.api.measuring import (
+        BiasAudit,
+        History,
+        Ranking,
+        WinRates,
+        bias,
+        history,
+        rank,
+        winrate,
+    )
     from assay.api.results import Result
     from assay.api.running import RunOutcome, run
 
@@ -27,11 +38,35 @@ _HOME = {
     "calibrate": "calibration",
     "evaluate": "evaluation",
     "judge": "judging",
+    "BiasAudit": "measuring",
+    "History": "measuring",
+    "Ranking": "measuring",
+    "WinRates": "measuring",
+    "bias": "measuring",
+    "history": "measuring",
+    "rank": "measuring",
+    "winrate": "measuring",
     "Result": "results",
     "RunOutcome": "running",
     "run": "running",
 }
-__all__ = ["Calibration", "Result", "RunOutcome", "calibrate", "evaluate", "judge", "run"]
+__all__ = [
+    "BiasAudit",
+    "Calibration",
+    "History",
+    "Ranking",
+    "Result",
+    "RunOutcome",
+    "WinRates",
+    "bias",
+    "calibrate",
+    "evaluate",
+    "history",
+    "judge",
+    "rank",
+    "run",
+    "winrate",
+]
 
 
 def __getattr__(name: str) -> Any:

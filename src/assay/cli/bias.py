@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_output
-from assay.core.errors import InputError
+from assay.cli.output import out, print_json
 
 
 def _fmt(value: Any) -> str:
@@ -31,19 +30,13 @@ def bias_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the audit as JSON.")] = False,
 ) -> None:
     """Audit each judge for position bias and length bias."""
-    from assay.measure.bias import audit
-    from assay.measure.inputs import load_comparisons, load_scores, load_trial_lengths
+    from assay.api.measuring import bias
 
-    if scores is not None and trials is None:
-        raise InputError("ERROR: --scores: needs --trials to know the response lengths")
-    records = [c for _, c in load_comparisons(comparisons)]
-    lengths = load_trial_lengths(trials) if trials is not None else None
-    rows = [r for _, r in load_scores(scores)] if scores is not None else None
-    report = audit(records, lengths, rows, metric)
+    result = bias(comparisons, scores=scores, trials=trials, metric=metric)
     if json_output:
-        print_output("bias", {"judges": report})
+        print_json(result.as_json())
         return
-    for judge, e in report.items():
+    for judge, e in result.judges.items():
         out(f"{judge}: {e['comparisons']} comparisons, {e['two_order_comparisons']} in both orders")
         out(
             f"  position consistency {_fmt(e['position_consistency'])}; inconsistent: first"

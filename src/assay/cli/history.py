@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_output
-from assay.core.errors import EXIT_GATE_FAILED, InputError
+from assay.cli.output import out, print_json
 from assay.store import DEFAULT_STORE
 
 
@@ -50,33 +49,27 @@ def history_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Rolling agreement with human spot checks, score drift between runs, length bias, alerts."""
-    from assay.measure.history import Settings, history
-    from assay.measure.inputs import load_scores, load_trial_lengths
-    from assay.store import Store
-    from assay.store.calibrations import latest_calibrations
-    from assay.store.history import judge_scores, save_score_rows
+    from assay.api.measuring import history
 
-    if add_scores is None and (run is not None or trials is not None):
-        raise InputError("ERROR: --run/--trials: only apply with --add-scores")
-    if add_scores is not None and not run:
-        raise InputError("ERROR: --add-scores: needs --run to name the run the rows belong to")
-    rows = [r for _, r in load_scores(add_scores)] if add_scores is not None else None
-    lengths = load_trial_lengths(trials) if trials is not None else None
-    handle = Store(store)
-    try:
-        if rows is not None and run:
-            save_score_rows(handle, run, rows, lengths, metric)
-        settings = Settings(window, min_checks, tolerance, min_agreement, drift_p)
-        report = history(judge_scores(handle), latest_calibrations(handle), settings)
-    finally:
-        handle.close()
-    alerts = [a for j in report["judges"].values() for a in j["alerts"]]
+    result = history(
+        store,
+        add_scores=add_scores,
+        run=run,
+        trials=trials,
+        metric=metric,
+        window=window,
+        min_checks=min_checks,
+        tolerance=tolerance,
+        min_agreement=min_agreement,
+        drift_p=drift_p,
+        fail_on_alert=fail_on_alert,
+    )
     if json_output:
-        print_output("history", report)
+        print_json(result.as_json())
     else:
-        if not report["judges"]:
+        if not result.judges:
             out(f"No judge scores or calibrations in {store} yet.")
-        for name, judge in report["judges"].items():
+        for name, judge in result.judges.items():
             out(
                 f"{name}: {len(judge['runs'])} runs, {judge['checks']} human spot checks,"
                 f" rolling agreement {_fmt(judge['rolling_agreement'])}"
@@ -95,5 +88,5 @@ def history_command(
                 )
             for alert in judge["alerts"]:
                 out(f"  ALERT: {alert}")
-    if fail_on_alert and alerts:
-        raise typer.Exit(EXIT_GATE_FAILED)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)

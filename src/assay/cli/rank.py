@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out, print_output
-from assay.core.errors import InputError
+from assay.cli.output import out, print_json
 
 
 @app.command("rank")
@@ -23,21 +21,13 @@ def rank_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
 ) -> None:
     """Rank models by Bradley–Terry strength (ties half a win each, judges pooled)."""
-    from assay.measure.bradley_terry import rank
-    from assay.measure.inputs import load_comparisons
+    from assay.api.measuring import rank
 
-    records = load_comparisons(comparisons)
-    games = [(c.a, c.b, c.verdict) for _, c in records]
-    try:
-        ratings = rank(games, bootstrap=bootstrap, seed=seed)
-    except ValueError as exc:
-        raise InputError(f"ERROR: {comparisons}: cannot rank: {exc}") from None
+    result = rank(comparisons, bootstrap=bootstrap, seed=seed)
     if json_output:
-        print_output(
-            "rank",
-            {"games": len(games), "bootstrap": bootstrap, "ratings": [asdict(r) for r in ratings]},
-        )
+        print_json(result.as_json())
         return
+    ratings = result.ratings
     width = max(len(r.name) for r in ratings)
     out(f"{'rank':>4}  {'name':<{width}}  strength  95% CI             games")
     for position, r in enumerate(ratings, start=1):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import err, out, print_output
-from assay.core.errors import InputError
+from assay.cli.output import err, out, print_json
 
 
 def _fmt(value: float | None) -> str:
@@ -38,33 +36,20 @@ def winrate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Raw win rate (ties half) with its standard error, and optionally the LC win rate."""
-    from assay.measure.inputs import load_comparisons, load_trial_lengths
-    from assay.measure.winrate import win_rates
+    from assay.api.measuring import winrate
 
-    records = [c for _, c in load_comparisons(comparisons)]
-    lengths = load_trial_lengths(trials) if trials is not None else None
-    rates, skipped = win_rates(
-        records, baseline, trial_lengths=lengths, length_controlled_rates=length_controlled
+    result = winrate(
+        comparisons, baseline=baseline, length_controlled=length_controlled, trials=trials
     )
-    if not rates:
-        raise InputError(f"ERROR: {comparisons}: no comparison involves the baseline {baseline!r}")
-    if length_controlled:
-        unfitted = sorted(n for n, r in rates.items() if r.length_controlled_win_rate is None)
-        if unfitted:
-            err(
-                f"NOTE: --length-controlled: no LC win rate for {', '.join(unfitted)}: response"
-                " lengths are missing (give len_a/len_b on every comparison, or --trials)"
-            )
-    if json_output:
-        print_output(
-            "winrate",
-            {
-                "baseline": baseline,
-                "skipped": skipped,
-                "models": {name: asdict(rate) for name, rate in rates.items()},
-            },
+    if result.unfitted:
+        err(
+            f"NOTE: --length-controlled: no LC win rate for {', '.join(result.unfitted)}: response"
+            " lengths are missing (give len_a/len_b on every comparison, or --trials)"
         )
+    if json_output:
+        print_json(result.as_json())
         return
+    rates, skipped = result.models, result.skipped
     out(
         f"baseline: {baseline}"
         + (f" ({skipped} comparisons without it skipped)" if skipped else "")

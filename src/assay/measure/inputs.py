@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from assay.core.errors import InputError
@@ -20,9 +21,14 @@ def load_comparisons(path: Path) -> list[tuple[int, Comparison]]:
 
 
 def load_trial_lengths(path: Path) -> dict[TrialKey, int]:
+    """Response length in characters of every answered trial of a JSONL file."""
+    return trial_lengths(trial for _, trial in load_records(path, Trial))
+
+
+def trial_lengths(trials: Iterable[Trial]) -> dict[TrialKey, int]:
     """Response length in characters of every answered trial, keyed by (case, trial, condition)."""
     lengths: dict[TrialKey, int] = {}
-    for _, trial in load_records(path, Trial):
+    for trial in trials:
         if trial.error is None:
             lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
     return lengths
