@@ -34,6 +34,8 @@ def load_trials(
         return list(trials)
     if run is None:
         return []
+    if isinstance(store, Path) and not store.exists():  # never create a store to look in it
+        raise InputError(f"ERROR: --run: {run!r} is not in the store {store} (no such file)")
     handle = store if isinstance(store, Store) else Store(store)
     try:
         if run not in {r for r, _, _ in handle.runs()}:

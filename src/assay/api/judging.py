@@ -20,7 +20,7 @@ Progress = Callable[[bool], None]
 def judge(
     trials: str | Path | Sequence[Trial] | None = None,
     *,
-    judges: Sequence[str],
+    judges: Sequence[str] = (),
     cases: str | Path | Sequence[Case] = DEFAULT_CASES,
     run: str | None = None,
     store: str | Path = DEFAULT_STORE,
@@ -67,3 +67,37 @@ def judge(
     finally:
         handle.close()
     return result
+
+
+def summary(result: JudgeResult, config: JudgeConfig, output: Path, store: Path) -> dict[str, Any]:
+    """`assay judge --json` (`assay schema judge-summary`)."""
+    data: dict[str, Any] = {
+        "mode": config.mode,
+        "judges": config.judges,
+        "items": result.total,
+        "judged": result.judged + result.resumed,
+        "resumed": result.resumed,
+        "failed": result.failed,
+        "not_run": result.not_run,
+        "skipped_errored_trials": result.skipped_errored,
+        "unpaired_trials": result.unpaired,
+        "calls": result.calls,
+        "cache_hits": result.cache_hits,
+        "spent_usd": round(result.spent_usd, 6),
+        "stopped": result.stopped,
+        "tiers": result.tiers,
+        "output": str(output),
+        "store": str(store),
+        "exit_code": result.exit_code,
+    }
+    if config.screen:
+        data["cascade"] = {
+            "screen": config.screen,
+            "threshold": config.screen_threshold,
+            "full_judge_calls_avoided": result.full_calls_avoided,
+            "screen_calls": result.screen_calls,
+            "calls_saved": result.calls_saved,
+        }
+    if result.alpha:
+        data["krippendorff_alpha"] = result.alpha
+    return data

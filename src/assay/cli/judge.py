@@ -8,66 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import err, out, print_json, progress
-from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.cli.output import err, out, print_output, progress
+from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
-from assay.core.jsonl import load_records, write_jsonl
-from assay.core.records import Trial
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
-from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric, run_judging
+from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric
 from assay.scorers.judge.config import family_warnings
-from assay.scorers.judge.labels import direct_labels, pairwise_labels
-from assay.store import DEFAULT_STORE, Store
-
-
-def load_trials(trials: Path | None, run_id: str | None, store: Store | None) -> list[Trial]:
-    """Trials from a JSONL file, or from a run in the store."""
-    if (trials is None) == (run_id is None):
-        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
-    if trials is not None:
-        found = [record for _, record in load_records(trials, Trial)]
-        if not found:
-            raise InputError(f"ERROR: {trials}: no trials in the file")
-        return found
-    assert store is not None
-    found = [Trial.model_validate(r) for r in store.trial_records(str(run_id))]
-    if not found:
-        raise InputError(f"ERROR: --run {run_id}: no trials in {store.path}")
-    return found
-
-
-def summary(result: JudgeResult, config: JudgeConfig, output: Path, store: Path) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "mode": config.mode,
-        "judges": config.judges,
-        "items": result.total,
-        "judged": result.judged + result.resumed,
-        "resumed": result.resumed,
-        "failed": result.failed,
-        "not_run": result.not_run,
-        "skipped_errored_trials": result.skipped_errored,
-        "unpaired_trials": result.unpaired,
-        "calls": result.calls,
-        "cache_hits": result.cache_hits,
-        "spent_usd": round(result.spent_usd, 6),
-        "stopped": result.stopped,
-        "tiers": result.tiers,
-        "output": str(output),
-        "store": str(store),
-        "exit_code": result.exit_code,
-    }
-    if config.screen:
-        data["cascade"] = {
-            "screen": config.screen,
-            "threshold": config.screen_threshold,
-            "full_judge_calls_avoided": result.full_calls_avoided,
-            "screen_calls": result.screen_calls,
-            "calls_saved": result.calls_saved,
-        }
-    if result.alpha:
-        data["krippendorff_alpha"] = result.alpha
-    return data
+from assay.store import DEFAULT_STORE
 
 
 def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
@@ -214,34 +162,28 @@ def judge(
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
     )
-    if labels is not None and labels.resolve() == output.resolve():
-        raise InputError("ERROR: --labels: must be another file than --output")
-    catalogue = load_cases(cases)
-    if trials is not None and run_id is not None:
-        raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
+    from assay.api.inputs import load_trials
+    from assay.api.judging import judge as judge_api
+    from assay.api.judging import summary
+
     # Read a trials file before opening the store, so bad input leaves no store behind.
-    from_file = load_trials(trials, None, None) if trials is not None else None
-    handle = Store(store)
-    try:
-        records = from_file if from_file is not None else load_trials(None, run_id, handle)
-        for warning in family_warnings(config, records):
-            err(warning)
-        expected = len(records) if config.mode == "direct" else len(records) // 2
-        with progress(expected, "judged") as tick:
-            result = run_judging(records, catalogue, config, handle, tick)
-        write_jsonl(output, result.rows)
-        if labels is not None:
-            made = (
-                direct_labels(result.rows, result.criteria)
-                if config.mode == "direct"
-                else pairwise_labels(result.rows)
-            )
-            write_jsonl(labels, [x.model_dump(mode="json") for x in made])
-    finally:
-        handle.close()
+    records = load_trials(trials, run_id, store, required=True)
+    for warning in family_warnings(config, records):
+        err(warning)
+    expected = len(records) if config.mode == "direct" else len(records) // 2
+    with progress(expected, "judged") as tick:
+        result = judge_api(
+            records,
+            config=config,
+            cases=cases,
+            store=store,
+            output=output,
+            labels=labels,
+            progress=tick,
+        )
     data = summary(result, config, output, store)
     if json_output:
-        print_json(data)
+        print_output("judge-summary", data)
     else:
         print_summary(data, result)
     raise typer.Exit(result.exit_code)
