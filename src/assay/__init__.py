@@ -1,54 +1,22 @@
 """assay: evaluate LLM prompts, models and agents before they ship.
 
-The public API (see `assay.api`): `run`, `judge`, `evaluate`, `calibrate`, `bias`, `winrate`,
-`rank`, `history` and their result types. They are imported on first use, so `import assay` and the command line start fast.
+The public API is `assay.api`'s (`run`, `judge`, `evaluate`, `calibrate`, `bias`, `winrate`,
+`rank`, `history` and their result types), re-exported here. Names are imported on first use,
+so `import assay` and the command line start fast.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from assay.api import (
-        BiasAudit,
-        Calibration,
-        History,
-        Ranking,
-        Result,
-        RunOutcome,
-        WinRates,
-        bias,
-        calibrate,
-        evaluate,
-        history,
-        judge,
-        rank,
-        run,
-        winrate,
-    )
+from assay import api
+from assay.api import __all__ as __all__
 
-__all__ = [
-    "BiasAudit",
-    "Calibration",
-    "History",
-    "Ranking",
-    "Result",
-    "RunOutcome",
-    "WinRates",
-    "bias",
-    "calibrate",
-    "evaluate",
-    "history",
-    "judge",
-    "rank",
-    "run",
-    "winrate",
-]
+if TYPE_CHECKING:
+    from assay.api import *  # noqa: F403  (the names above, for type checkers)
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from assay import api
-
         return getattr(api, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")
