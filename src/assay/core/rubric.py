@@ -17,6 +17,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -161,22 +162,26 @@ class Rubric(RubricModel):
         """The default rubric weighing `weights` (any metric names; normalised), with rubric
         metrics on `scale` (low, high). None keeps the default metrics' weights and 1–5."""
         rubric = DEFAULT_RUBRIC.model_copy(deep=True)
-        rubric._weights = normalise(weights) if weights is not None else rubric.weights
+        if weights is not None:
+            rubric._weights = normalise(weights)
         if scale is not None:
             low, high = float(scale[0]), float(scale[1])
             if not low < high:
                 raise InputError(f"ERROR: scale: low ({low}) must be below high ({high})")
             rubric._bounds = (low, high)
+        for cached in ("weights", "bounds"):  # a copy keeps the default's cached figures
+            rubric.__dict__.pop(cached, None)
         return rubric
 
-    @property
+    @cached_property
     def weights(self) -> dict[str, float]:
-        """Normalised weights per metric name: the gate's, or else the criteria's."""
+        """Normalised weights per metric name: the gate's, or else the criteria's (computed
+        once: the gate weighs every row with them)."""
         if self._weights is not None:
             return self._weights
         return normalise({c.name: c.weight for c in self.judged_criteria()})
 
-    @property
+    @cached_property
     def bounds(self) -> tuple[float, float]:
         """(low, high) every rubric metric of a score row must lie within."""
         if self._bounds is not None:
