@@ -193,3 +193,43 @@ def test_a_suites_judge_calls_are_metered_by_the_runs_budget(cli: Any, tmp_path:
     assert "judging" in capped.stderr and "budget" in capped.stderr
     assert capped.json()["answered"] == capped.json()["total"]
     assert _run_spend(tmp_path / "cap.db", capped.json()["run_id"]) <= cap + 1e-9
+
+
+def test_judge_backed_grounding_in_a_report_uses_the_given_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`assay report` (assay.evaluate on stored trials) with a judge-backed grounding scorer:
+    the claim is asked through a Caller over --store, so the reply is cached there and no
+    .assay folder appears in the working directory."""
+    doc = "The Eiffel Tower is 330 metres tall and stands in Paris."
+    cases = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case("g1", context=[{"id": "d1", "text": doc}])],
+    )
+    response = "The Eiffel Tower is 330 metres tall. Its lifts were built by Otis Elevators."
+    trials = write_jsonl(
+        tmp_path / "trials.jsonl",
+        [
+            {"case_id": "g1", "trial": 1, "condition": c, "runner": "m", "response": response}
+            for c in ("baseline", "candidate")
+        ],
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        '[scoring]\nscorers = [{ name = "groundedness", options = { judge = "mock:first" } }]\n',
+        encoding="utf-8",
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = assay.evaluate(suite, trials=trials, cases=cases, store=tmp_path / "s.db")
+    assert {r.scorer for r in result.evaluation.results} == {"groundedness"}
+    assert all(r.fields.get("method") == "judge" for r in result.evaluation.results)
+    assert list(work.iterdir()) == []
+    from assay.store import Store
+
+    handle = Store(tmp_path / "s.db")
+    try:
+        assert handle.db.execute("SELECT COUNT(*) FROM call_cache").fetchone()[0] >= 1
+    finally:
+        handle.close()
