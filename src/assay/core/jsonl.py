@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,17 +149,38 @@ def load_records(path: Path, model: type[M]) -> list[tuple[int, M]]:
     return records
 
 
+def _temporary_beside(path: Path) -> tuple[int, Path]:
+    """Create a new temporary file next to `path`, open for writing.
+
+    Its mode is what `open` would give a new file (0o666 less the umask; reports are meant to
+    be shared), or the mode of the file it replaces, where `tempfile.mkstemp` always gives 0o600.
+    """
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = None
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            os.fchmod(fd, mode)
+        return fd, tmp
+
+
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[IO[str]]:
     """Write a text file atomically: readers see the old file or the whole new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
