@@ -9,7 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
+from conftest import ROOT, Result
 
 
 @contextmanager
@@ -43,3 +47,107 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path: Path) -> None:
         write_jsonl(path, [{"a": 1}])
     assert mode(path) == 0o640
     assert path.read_text() == '{"a": 1}\n'
+
+
+# --- output paths are checked before the first call ----------------------------------------
+
+QUICKSTART = ROOT / "examples" / "quickstart"
+
+
+@pytest.fixture
+def trials_file(cli, tmp_path: Path) -> Path:
+    path = tmp_path / "trials.jsonl"
+    done = cli(
+        "run", "--cases", QUICKSTART / "cases.jsonl", "--model", "mock", "--trials", "1",
+        "--condition-skill", QUICKSTART / "skill.md", "--output", path,
+        "--store", tmp_path / "made.db",
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    return path
+
+
+def refused(result: Result, *names: str) -> None:
+    """Exit 2 with one plain message naming the path, never a traceback."""
+    assert result.code == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    for name in names:
+        assert name in result.stderr, result.stderr
+
+
+def test_run_output_that_is_a_folder_is_refused_before_any_call(cli, tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    store = tmp_path / "s.db"
+    result = cli(
+        "run", "--cases", QUICKSTART / "cases.jsonl", "--model", "mock", "--trials", "1",
+        "--output", tmp_path / "out", "--store", store,
+    )  # fmt: skip
+    refused(result, "--output", str(tmp_path / "out"), "is a folder")
+    assert not store.exists()  # no call was made, nothing was stored
+
+
+def test_run_output_under_a_file_is_refused(cli, tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    store = tmp_path / "s.db"
+    result = cli(
+        "run", "--cases", QUICKSTART / "cases.jsonl", "--model", "mock", "--trials", "1",
+        "--output", tmp_path / "plain" / "trials.jsonl", "--store", store,
+    )  # fmt: skip
+    refused(result, "--output", "is a file, not a folder")
+    assert not store.exists()
+
+
+def test_suite_output_folder_that_is_a_file_is_refused_before_any_call(cli, tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    store = tmp_path / "s.db"
+    result = cli(
+        "run", ROOT / "examples" / "gate" / "suite.toml", "--out", tmp_path / "plain",
+        "--store", store,
+    )  # fmt: skip
+    refused(result, "--out", str(tmp_path / "plain"), "is a file")
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("flag", ["--output", "--labels"])
+def test_judge_output_that_is_a_folder_is_refused_before_any_call(
+    cli, tmp_path: Path, trials_file: Path, flag: str
+) -> None:
+    (tmp_path / "out").mkdir()
+    store = tmp_path / "judge.db"
+    paths = {"--output": tmp_path / "scores.jsonl", "--labels": tmp_path / "labels.jsonl"}
+    paths[flag] = tmp_path / "out"
+    result = cli(
+        "judge", "--trials", trials_file, "--cases", QUICKSTART / "cases.jsonl",
+        "--judge", "mock:fair", "--output", paths["--output"], "--labels", paths["--labels"],
+        "--store", store,
+    )  # fmt: skip
+    refused(result, flag, str(tmp_path / "out"), "is a folder")
+    assert not store.exists()
+    assert not (tmp_path / "scores.jsonl").exists()
+
+
+def test_report_out_that_is_a_file_is_refused(cli, tmp_path: Path, trials_file: Path) -> None:
+    (tmp_path / "plain").write_text("keep me")
+    result = cli(
+        "report", "--trials", trials_file, "--scorer", "contains",
+        "--cases", QUICKSTART / "cases.jsonl", "--out", tmp_path / "plain",
+    )  # fmt: skip
+    refused(result, "--out", str(tmp_path / "plain"), "is a file")
+    assert (tmp_path / "plain").read_text() == "keep me"
+
+
+def test_rubric_output_that_is_a_folder_is_refused_before_the_call(cli, tmp_path: Path) -> None:
+    (tmp_path / "rubric.yaml").mkdir()
+    store = tmp_path / "s.db"
+    result = cli(
+        "rubric", "tone", "--description", "How polite the answer is.",
+        "--output", tmp_path / "rubric.yaml", "--model", "mock:fair", "--store", store,
+    )  # fmt: skip
+    refused(result, "--output", "is a folder")
+    assert not store.exists()
+
+
+def test_the_writer_names_a_path_it_cannot_write(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    with pytest.raises(InputError, match=r"out: cannot write"):
+        write_jsonl(tmp_path / "out", [{"a": 1}])
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary file left behind
