@@ -151,3 +151,47 @@ def test_the_writer_names_a_path_it_cannot_write(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"out: cannot write"):
         write_jsonl(tmp_path / "out", [{"a": 1}])
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary file left behind
+
+
+# --- a trial given twice --------------------------------------------------------------------
+
+
+def test_judge_refuses_a_repeated_trial_naming_both_lines(
+    cli, tmp_path: Path, trials_file: Path
+) -> None:
+    lines = trials_file.read_text().splitlines()
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text("\n".join([*lines, lines[1]]) + "\n")
+    store = tmp_path / "judge.db"
+    result = cli(
+        "judge", "--trials", repeated, "--cases", QUICKSTART / "cases.jsonl",
+        "--judge", "mock:fair", "--output", tmp_path / "scores.jsonl", "--store", store,
+    )  # fmt: skip
+    refused(result, f"{repeated}:{len(lines) + 1}:", "duplicate of line 2")
+    assert not store.exists() and not (tmp_path / "scores.jsonl").exists()
+
+
+def test_report_refuses_a_repeated_trial(cli, tmp_path: Path, trials_file: Path) -> None:
+    lines = trials_file.read_text().splitlines()
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text("\n".join([lines[0], *lines]) + "\n")
+    result = cli(
+        "report", "--trials", repeated, "--scorer", "contains",
+        "--cases", QUICKSTART / "cases.jsonl", "--out", tmp_path / "report",
+    )  # fmt: skip
+    refused(result, f"{repeated}:2:", "duplicate of line 1")
+
+
+def test_the_api_refuses_repeated_trial_objects(tmp_path: Path, trials_file: Path) -> None:
+    import assay
+    from assay.core.records import Trial
+
+    trials = [Trial.model_validate_json(line) for line in trials_file.read_text().splitlines()]
+    with pytest.raises(InputError, match=r"trials\[3\]: .*duplicate of trials\[0\]"):
+        assay.judge(
+            [*trials[:3], trials[0]],
+            judges=["mock:fair"],
+            cases=QUICKSTART / "cases.jsonl",
+            store=tmp_path / "api.db",
+        )
+    assert not (tmp_path / "api.db").exists()

@@ -6,7 +6,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -139,6 +139,17 @@ def _parse_fast(lines: list[str], model: type[M]) -> list[tuple[int, M]] | None:
 def format_errors(path: Path, errors: list[tuple[int, str]]) -> list[str]:
     """Render (line, message) pairs as `ERROR: PATH:LINE: message`, in line order."""
     return [f"ERROR: {path}:{line}: {msg}" for line, msg in sorted(errors, key=lambda e: e[0])]
+
+
+def repeats(keyed: Iterable[tuple[int, Hashable]]) -> list[tuple[int, int]]:
+    """(position, earlier position) of every key that repeats an earlier one's."""
+    first: dict[Hashable, int] = {}
+    found = []
+    for position, key in keyed:
+        earlier = first.setdefault(key, position)
+        if earlier != position:
+            found.append((position, earlier))
+    return found
 
 
 def load_records(path: Path, model: type[M]) -> list[tuple[int, M]]:
