@@ -3,6 +3,7 @@ help texts, the version and the python: runner's signature."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -195,3 +196,20 @@ def test_the_api_refuses_repeated_trial_objects(tmp_path: Path, trials_file: Pat
             store=tmp_path / "api.db",
         )
     assert not (tmp_path / "api.db").exists()
+
+
+# --- runner names, help, version --------------------------------------------------------------
+
+
+def test_stub_is_the_mock_runner(cli, tmp_path: Path, trials_file: Path) -> None:
+    stub = tmp_path / "stub.jsonl"
+    result = cli(
+        "run", "--cases", QUICKSTART / "cases.jsonl", "--runner", "stub", "--trials", "1",
+        "--condition-skill", QUICKSTART / "skill.md", "--output", stub,
+        "--store", tmp_path / "stub.db",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    answers = [json.loads(line)["response"] for line in stub.read_text().splitlines()]
+    mock = [json.loads(line)["response"] for line in trials_file.read_text().splitlines()]
+    assert answers == mock
+    assert "stub" in cli("run", "--help").stdout

@@ -91,7 +91,11 @@ def run(
     cases: Annotated[Path | None, typer.Option(help="The JSONL case catalogue.")] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "--runner", help=f"Model spec (default {DEFAULT_MODEL})."),
+        typer.Option(
+            "--model",
+            "--runner",
+            help=f"Model spec (default {DEFAULT_MODEL}); `mock` (alias `stub`) answers offline.",
+        ),
     ] = None,
     condition: Annotated[
         list[str] | None,
