@@ -213,3 +213,22 @@ def test_stub_is_the_mock_runner(cli, tmp_path: Path, trials_file: Path) -> None
     mock = [json.loads(line)["response"] for line in trials_file.read_text().splitlines()]
     assert answers == mock
     assert "stub" in cli("run", "--help").stdout
+
+
+def test_run_help_shows_the_defaults_a_run_uses(cli, tmp_path: Path) -> None:
+    from assay.api.running import run_request
+
+    request = run_request(cases=QUICKSTART / "cases.jsonl", model="mock")
+    settings = request.settings
+    text = " ".join(cli("run", "--help").stdout.split())
+    for option, shown in [
+        ("Trials per case and condition", f"default {request.trials}, or the suite's `trials`"),
+        ("Concurrent calls", f"default {settings.concurrency}, or the suite's [run] concurrency"),
+        ("Seconds per call", f"default {settings.timeout_s:g}, or the suite's [run] timeout"),
+        (
+            "Output tokens per call",
+            f"default {settings.max_tokens}, or the suite's [run] max_tokens",
+        ),
+        ("Retries per call", f"default {settings.retries}, or the suite's [run] retries"),
+    ]:
+        assert f"{option} ({shown})" in text, option

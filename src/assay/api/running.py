@@ -20,7 +20,7 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
-from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
+from assay.core.suite import Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -185,9 +185,10 @@ def run_request(
         trials = trials or suite.trials
         allow_unmetered = allow_unmetered or section.allow_unmetered
     else:
-        chosen = flag_conditions(model or DEFAULT_MODEL, skill, conditions)
-        section = Suite().run
-        trials = trials or 3
+        defaults = Suite()
+        chosen = flag_conditions(model or defaults.model, skill, conditions)
+        section = defaults.run
+        trials = trials or defaults.trials
     price_text = price or section.price
     return RunRequest(
         cases=select_cases(catalogue, case_ids),
