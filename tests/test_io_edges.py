@@ -232,3 +232,15 @@ def test_run_help_shows_the_defaults_a_run_uses(cli, tmp_path: Path) -> None:
         ("Retries per call", f"default {settings.retries}, or the suite's [run] retries"),
     ]:
         assert f"{option} ({shown})" in text, option
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_names_assay_and_its_store_schema(cli, flag: str) -> None:
+    from importlib.metadata import version
+
+    from assay.store.schema import SCHEMA_VERSION
+
+    result = cli(flag)
+    assert result.code == 0, result.stderr
+    assert result.stdout == f"assay {version('assay')} (store schema version {SCHEMA_VERSION})\n"
+    assert "--version" in cli("--help").stdout
