@@ -239,3 +239,51 @@ def test_suite_params_reach_the_agent(cli, agent_file: Path, tmp_path: Path) -> 
     again = cli("run", suite, "--output", out, "--store", tmp_path / "s.db", "--param", "x=2",
                 "--json")  # fmt: skip
     assert again.json()["run_id"] != rows["plain"]["run_id"]
+
+
+DICT_STYLE = """
+def subscripts(case, settings):
+    return case["prompt"]
+
+def gets(case, settings):
+    return case.get("prompt")
+
+def own_type_error(case, settings):
+    return len(case.prompt) + "x"
+"""
+
+
+@pytest.mark.parametrize("name", ["subscripts", "gets"])
+def test_taking_the_case_for_a_dict_says_what_the_callable_receives(
+    tmp_path: Path, name: str
+) -> None:
+    agent = tmp_path / "dict_style.py"
+    agent.write_text(DICT_STYLE)
+    with pytest.raises(ModelError) as caught:
+        call(f"python:{agent}:{name}", case())
+    message = str(caught.value)
+    assert "'Case' object" in message
+    assert "the callable receives an assay Case: use case.prompt, not case['prompt']" in message
+    assert "prompt, risk, criteria" in message
+
+
+def test_other_errors_get_no_case_hint(tmp_path: Path) -> None:
+    agent = tmp_path / "dict_style.py"
+    agent.write_text(DICT_STYLE)
+    with pytest.raises(ModelError) as caught:
+        call(f"python:{agent}:own_type_error", case())
+    assert "TypeError" in str(caught.value) and "assay Case" not in str(caught.value)
+
+
+def test_the_readme_agent_example_runs(tmp_path: Path) -> None:
+    import re
+    import textwrap
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```python\n\s*# agent.py\n(.*?)```", readme, re.S)
+    assert found, "the README shows an agent.py example"
+    agent = tmp_path / "agent.py"
+    agent.write_text(textwrap.dedent(found.group(1)))
+    settings = {"condition": "baseline", "skill": None, "model": "m", "tone": "warm"}
+    reply = call(f"python:{agent}:answer", case(prompt="Where is my order?"), settings)
+    assert reply.text == "(warm, baseline) You asked: Where is my order?"

@@ -16,7 +16,7 @@ from assay.api.inputs import load_trials
 from assay.api.results import Result
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import load_records
+from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, load_suite
@@ -63,6 +63,8 @@ def evaluate(
     loaded = load_suite(Path(suite)) if isinstance(suite, str | Path) else suite
     store_path = Path(store)
     out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        check_output(out_path, "--out", folder=True)
     if loaded is not None and trials is None and scores is None and run is None:
         return _run_suite(loaded, store_path, out_path)
     config = resolve(

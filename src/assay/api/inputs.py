@@ -6,11 +6,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.core.errors import InputError
-from assay.core.jsonl import load_records
+from assay.core.jsonl import format_errors, load_records, repeats
 from assay.core.records import Trial
 from assay.store import Store
 
 Source = str | Path
+
+
+def trial_key(trial: Trial) -> tuple[str, int, str]:
+    """What identifies a trial: one answer per case, trial number and condition."""
+    return trial.case_id, trial.trial, trial.condition
+
+
+def _repeated(trial: Trial, earlier: str) -> str:
+    case, number, condition = trial_key(trial)
+    return f"(case_id, trial, condition): duplicate of {earlier} ({case}, {number}, {condition})"
 
 
 def load_trials(
@@ -26,12 +36,30 @@ def load_trials(
     if (trials is not None and run is not None) or (required and trials is None and run is None):
         raise InputError("ERROR: give exactly one of --trials FILE or --run RUN_ID")
     if isinstance(trials, str | Path):
-        found = [record for _, record in load_records(Path(trials), Trial)]
-        if not found:
+        records = load_records(Path(trials), Trial)
+        if not records:
             raise InputError(f"ERROR: {trials}: no trials in the file")
-        return found
+        twice = repeats((line, trial_key(t)) for line, t in records)
+        if twice:
+            by_line = {line: t for line, t in records}
+            raise InputError(
+                format_errors(
+                    Path(trials),
+                    [(line, _repeated(by_line[line], f"line {first}")) for line, first in twice],
+                )
+            )
+        return [record for _, record in records]
     if trials is not None:
-        return list(trials)
+        given = list(trials)
+        twice = repeats((i, trial_key(t)) for i, t in enumerate(given))
+        if twice:
+            raise InputError(
+                [
+                    f"ERROR: trials[{i}]: {_repeated(given[i], f'trials[{first}]')}"
+                    for i, first in twice
+                ]
+            )
+        return given
     if run is None:
         return []
     if isinstance(store, Path) and not store.exists():  # never create a store to look in it

@@ -9,7 +9,7 @@ from typing import Any
 from assay.api.inputs import load_trials
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import InputError
-from assay.core.jsonl import write_jsonl
+from assay.core.jsonl import check_output, write_jsonl
 from assay.core.records import Case, Trial
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.store import DEFAULT_STORE, Store
@@ -38,12 +38,12 @@ def judge(
     from assay.scorers.judge.labels import direct_labels, pairwise_labels
 
     chosen = config if config is not None else JudgeConfig(judges=list(judges), **settings)
-    if (
-        labels is not None
-        and output is not None
-        and Path(labels).resolve() == Path(output).resolve()
-    ):
-        raise InputError("ERROR: --labels: must be another file than --output")
+    if output is not None:
+        check_output(Path(output), "--output")
+    if labels is not None:
+        check_output(Path(labels), "--labels")
+        if output is not None and Path(labels).resolve() == Path(output).resolve():
+            raise InputError("ERROR: --labels: must be another file than --output")
     catalogue = list(cases) if not isinstance(cases, str | Path) else load_cases(Path(cases))
     # Read a trials file before opening the store, so bad input leaves no store behind.
     given = (

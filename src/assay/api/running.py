@@ -18,13 +18,15 @@ from assay.api.results import Result
 from assay.api.suites import evaluate_run
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
+from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
-from assay.core.suite import DEFAULT_MODEL, Suite, load_suite
+from assay.core.suite import Suite, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
+from assay.verdict.config import output_dir
 
 Progress = Callable[[bool], None]
 
@@ -183,9 +185,10 @@ def run_request(
         trials = trials or suite.trials
         allow_unmetered = allow_unmetered or section.allow_unmetered
     else:
-        chosen = flag_conditions(model or DEFAULT_MODEL, skill, conditions)
-        section = Suite().run
-        trials = trials or 3
+        defaults = Suite()
+        chosen = flag_conditions(model or defaults.model, skill, conditions)
+        section = defaults.run
+        trials = trials or defaults.trials
     price_text = price or section.price
     return RunRequest(
         cases=select_cases(catalogue, case_ids),
@@ -238,6 +241,7 @@ def execute_run(
     progress: Progress | None = None,
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run."""
+    check_run_outputs(suite, request, out)
     if suite is not None:
         from assay.scorers.runner import build_scorers
 
@@ -251,6 +255,17 @@ def execute_run(
     if suite is not None:
         _evaluate_run(outcome, suite, Path(out) if out is not None else None)
     return outcome
+
+
+def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path | None) -> None:
+    """Refuse a trials file or a suite output folder that cannot be written, before any call."""
+    if request.output is not None:
+        check_output(request.output, "--output")
+    if suite is not None:
+        folder, flag = (
+            (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
+        )
+        check_output(folder, flag, folder=True)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -33,3 +33,36 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
+
+
+def print_version(wanted: bool) -> None:
+    """`assay --version`: the version and the store schema version it reads and writes (for bug
+    reports and CI logs). Imports happen only here, so `assay --help` stays fast."""
+    if not wanted:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from assay.store.schema import SCHEMA_VERSION
+
+    try:
+        installed = version("assay")
+    except PackageNotFoundError:
+        installed = "unknown (not installed)"
+    typer.echo(f"assay {installed} (store schema version {SCHEMA_VERSION})")
+    raise typer.Exit()
+
+
+@app.callback()
+def options(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=print_version,
+            is_eager=True,
+            help="Print assay's version and its store schema version, then exit.",
+        ),
+    ] = False,
+) -> None:
+    """Options that come before the command."""

@@ -11,6 +11,7 @@ from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
+from assay.core.jsonl import check_output
 from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(
@@ -151,6 +152,9 @@ def export_command(
     paths = [p for p in (output, labels, comparisons) if p is not None]
     if len({p.resolve() for p in paths}) != len(paths):
         raise InputError("ERROR: --output/--labels/--comparisons: each needs its own file")
+    for flag, path in (("--output", output), ("--labels", labels), ("--comparisons", comparisons)):
+        if path is not None:
+            check_output(path, flag)
     if not store.exists():
         raise InputError(f"ERROR: {store}: no store here (pass --store PATH)")
     answers = ReviewStore(store).answers(dataset=dataset)

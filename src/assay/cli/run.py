@@ -11,12 +11,21 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError
-from assay.core.suite import DEFAULT_MODEL
+from assay.core.suite import DEFAULT_MODEL, Suite
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.store import DEFAULT_STORE
 
 if TYPE_CHECKING:
     from assay.api.running import RunOutcome
+
+# Without a suite a run takes a default suite's settings; with one, the suite's own.
+DEFAULTS = Suite()
+RUN = DEFAULTS.run
+
+
+def run_default(key: str) -> str:
+    """`default V, or the suite's [run] KEY` for a --help text."""
+    return f"default {getattr(RUN, key):g}, or the suite's [run] {key}"
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -91,7 +100,12 @@ def run(
     cases: Annotated[Path | None, typer.Option(help="The JSONL case catalogue.")] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "--runner", help=f"Model spec (default {DEFAULT_MODEL})."),
+        typer.Option(
+            "--model",
+            "--runner",
+            help=f"Model spec (default {DEFAULT_MODEL}, or the suite's); `mock` (alias `stub`)"
+            " answers offline.",
+        ),
     ] = None,
     condition: Annotated[
         list[str] | None,
@@ -102,7 +116,12 @@ def run(
         typer.Option(help="Skill file: the candidate condition wraps the prompt in it."),
     ] = None,
     trials: Annotated[
-        int | None, typer.Option(min=1, help="Trials per case and condition.")
+        int | None,
+        typer.Option(
+            min=1,
+            help=f"Trials per case and condition (default {DEFAULTS.trials}, or the suite's"
+            " `trials`).",
+        ),
     ] = None,
     output: Annotated[
         Path | None, typer.Option(help="Write the run's trials here (JSONL).")
@@ -117,15 +136,25 @@ def run(
         list[str] | None, typer.Option(help="Run only this case id (repeatable).")
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(min=1, max=1024, help="Concurrent calls.")
+        int | None,
+        typer.Option(min=1, max=1024, help=f"Concurrent calls ({run_default('concurrency')})."),
     ] = None,
-    timeout: Annotated[float | None, typer.Option(min=0.001, help="Seconds per call.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1, help="Output tokens per call.")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help=f"Seconds per call ({run_default('timeout')})."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=1, help=f"Output tokens per call ({run_default('max_tokens')})."),
+    ] = None,
     price: Annotated[
         str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    retries: Annotated[int | None, typer.Option(min=0, help="Retries per call.")] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(min=0, help=f"Retries per call ({run_default('retries')})."),
+    ] = None,
     response_format: Annotated[
         str | None,
         typer.Option(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import Iterable, Iterator
+import secrets
+import stat
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -140,6 +141,17 @@ def format_errors(path: Path, errors: list[tuple[int, str]]) -> list[str]:
     return [f"ERROR: {path}:{line}: {msg}" for line, msg in sorted(errors, key=lambda e: e[0])]
 
 
+def repeats(keyed: Iterable[tuple[int, Hashable]]) -> list[tuple[int, int]]:
+    """(position, earlier position) of every key that repeats an earlier one's."""
+    first: dict[Hashable, int] = {}
+    found = []
+    for position, key in keyed:
+        earlier = first.setdefault(key, position)
+        if earlier != position:
+            found.append((position, earlier))
+    return found
+
+
 def load_records(path: Path, model: type[M]) -> list[tuple[int, M]]:
     """Validate every line of a JSONL file as `model`; raise InputError listing all errors."""
     records, errors = parse_records(path, model)
@@ -148,17 +160,70 @@ def load_records(path: Path, model: type[M]) -> list[tuple[int, M]]:
     return records
 
 
+def _temporary_beside(path: Path) -> tuple[int, Path]:
+    """Create a new temporary file next to `path`, open for writing.
+
+    Its mode is what `open` would give a new file (0o666 less the umask; reports are meant to
+    be shared), or the mode of the file it replaces, where `tempfile.mkstemp` always gives 0o600.
+    """
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = None
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            os.fchmod(fd, mode)
+        return fd, tmp
+
+
+def check_output(path: Path, flag: str, *, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written (InputError naming `flag` and `path`).
+
+    A file path must not be a folder (and a `folder` path not a file), no parent may be a
+    file, and the nearest existing folder must be writable. Every command checks its output
+    paths with this before its first model call, so a bad path costs nothing."""
+    where = f"ERROR: {flag} {path}"
+    try:
+        if path.is_dir() and not folder:
+            raise InputError(f"{where}: is a folder; give a file name")
+        if folder and path.exists() and not path.is_dir():
+            raise InputError(f"{where}: is a file; give a folder")
+        nearest = path if folder else path.parent
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            raise InputError(f"{where}: {nearest} is a file, not a folder")
+        if not os.access(nearest, os.W_OK | os.X_OK):
+            raise InputError(f"{where}: cannot write in the folder {nearest} (permission denied)")
+    except OSError as exc:
+        raise InputError(f"{where}: cannot use this path: {exc.strerror or exc}") from None
+
+
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[IO[str]]:
-    """Write a text file atomically: readers see the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write a text file atomically: readers see the old file or the whole new one.
+
+    A path that cannot be written is an InputError naming it (`check_output` catches
+    these before any work; this is the last line of defence)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary_beside(path)
+    except OSError as exc:
+        raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -1,7 +1,8 @@
 """`python:MODULE:CALLABLE` and `python:PATH.py:CALLABLE`: your own agent as a model.
 
 The callable is `fn(case, settings)`, sync (run in a worker thread) or async; `case` is the
-Case record and `settings` the condition's `{condition, skill, model, **params}`. It returns
+Case record (a pydantic model: `case.prompt`, not `case["prompt"]`; an error that shows the
+mix-up says so) and `settings` the condition's dict `{condition, skill, model, **params}`. It returns
 the response text, or a dict: `response` plus any of `kind` (answer|refusal|escalation),
 `citations`, `retrieved` (kept as the trial's `state`, with any other keys), `usage`
 (`{input_tokens, output_tokens}`) and `cost_usd`.
@@ -176,6 +177,19 @@ def to_response(result: Any, price: Price | None) -> Response:
     )
 
 
+def misuse_hint(exc: Exception, case: object) -> str:
+    """What the callable receives, when its error shows it took the Case for something else
+    (`case["prompt"]` or `case.get("prompt")`, as with a dict: the usual first mistake)."""
+    name = type(case).__name__
+    if not isinstance(exc, TypeError | AttributeError) or f"'{name}' object" not in str(exc):
+        return ""
+    fields = ", ".join(getattr(type(case), "model_fields", {}))
+    return (
+        f" (the callable receives an assay {name}: use case.prompt, not case['prompt'];"
+        f" its fields: {fields})"
+    )
+
+
 class PythonModel:
     """Calls a Python callable per request; exceptions become errors with their traceback."""
 
@@ -210,7 +224,8 @@ class PythonModel:
             raise
         except Exception as exc:
             raise ModelError(
-                scrub(f"{type(exc).__name__}: {exc}"), detail=scrub(traceback.format_exc())
+                scrub(f"{type(exc).__name__}: {exc}{misuse_hint(exc, request.case)}"),
+                detail=scrub(traceback.format_exc()),
             ) from None
         return to_response(result, self.price)
 

@@ -24,6 +24,10 @@ REGISTRY: dict[str, str] = {
     "python": "assay.models.python:create",
 }
 
+# Other names for a kind: `stub` is the offline runner's name in the evaluation framework
+# assay grew from; it is the deterministic mock (same answers, same cache entries).
+ALIASES: dict[str, str] = {"stub": "mock"}
+
 
 @dataclass(slots=True)
 class ModelOptions:
@@ -58,9 +62,9 @@ def register(prefix: str, target: str) -> None:
 def create_model(spec: str, options: ModelOptions | None = None) -> Model:
     """Build the model a spec names; InputError for an unknown prefix or a bad spec."""
     prefix, rest = split_spec(spec)
-    target = REGISTRY.get(prefix)
+    target = REGISTRY.get(ALIASES.get(prefix, prefix))
     if target is None:
-        known = ", ".join(sorted(REGISTRY))
+        known = ", ".join(sorted([*REGISTRY, *ALIASES]))
         raise InputError(f"ERROR: model spec {spec!r}: unknown kind {prefix!r} (known: {known})")
     module_name, _, attr = target.partition(":")
     try:
