@@ -220,6 +220,33 @@ def test_claude_budget_flag_only_with_a_budget(
     assert argv[-2:] == ["--", "q"]
 
 
+@pytest.mark.parametrize(
+    "spec, price",
+    [
+        ("claude:sonnet", Price(3.0, 15.0)),
+        ("claude:opus", Price(15.0, 75.0)),
+        ("claude:haiku", Price(1.0, 5.0)),
+        ("claude", Price(15.0, 75.0)),  # whatever model it defaults to: the dearest Claude
+        ("claude:default", Price(15.0, 75.0)),
+    ],
+)
+def test_claude_aliases_have_a_price(bin_dir: Path, spec: str, price: Price) -> None:
+    write_program(bin_dir, "claude", f"print(json.dumps({CLAUDE_OK!r}))")
+    assert model_price(create_model(spec)) == price
+    assert model_price(create_model(spec, ModelOptions(price=Price(1, 2)))) == Price(1, 2)
+
+
+def test_claude_alias_runs_under_a_budget(cli, bin_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write_program(bin_dir, "claude", f"print(json.dumps({CLAUDE_OK!r}))")
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c0")])
+    for spec in ("claude:sonnet", "claude"):
+        result = cli(
+            "run", "--cases", cases, "--model", spec, "--trials", 1, "--budget-usd", 1,
+            "--store", tmp_path / "s.db",
+        )  # fmt: skip
+        assert result.code == 0, result.stderr
+
+
 def test_claude_error_result_with_nonzero_exit(bin_dir: Path) -> None:
     bad = {**CLAUDE_OK, "is_error": True, "subtype": "success", "result": "Invalid API key"}
     write_program(bin_dir, "claude", f"print(json.dumps({bad!r}))\nsys.exit(1)")

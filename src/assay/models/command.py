@@ -27,7 +27,7 @@ from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, claude_price
 from assay.models.registry import ModelOptions
 
 PLACEHOLDER = "{prompt}"
@@ -280,14 +280,17 @@ def _require_program(spec: str, program: str) -> None:
 
 
 def create_claude(rest: str, options: ModelOptions) -> CommandModel:
-    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings."""
+    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings.
+
+    Metered by `--price`, else by the model's price (aliases such as `sonnet` included; bare
+    `claude` at the most expensive Claude price, see pricing.claude_price)."""
     spec = f"claude:{rest}" if rest else "claude"
     _require_program(spec, "claude")
     argv = list(CLAUDE_ARGV)
     if rest:
         argv += ["--model", rest]
     argv += ["--tools", ""]
-    price = options.price or (lookup_price(rest) if rest else None)
+    price = options.price or claude_price(rest)
     return CommandModel(
         spec,
         argv,
