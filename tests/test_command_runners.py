@@ -220,6 +220,33 @@ def test_claude_budget_flag_only_with_a_budget(
     assert argv[-2:] == ["--", "q"]
 
 
+@pytest.mark.parametrize(
+    "spec, price",
+    [
+        ("claude:sonnet", Price(3.0, 15.0)),
+        ("claude:opus", Price(15.0, 75.0)),
+        ("claude:haiku", Price(1.0, 5.0)),
+        ("claude", Price(15.0, 75.0)),  # whatever model it defaults to: the dearest Claude
+        ("claude:default", Price(15.0, 75.0)),
+    ],
+)
+def test_claude_aliases_have_a_price(bin_dir: Path, spec: str, price: Price) -> None:
+    write_program(bin_dir, "claude", f"print(json.dumps({CLAUDE_OK!r}))")
+    assert model_price(create_model(spec)) == price
+    assert model_price(create_model(spec, ModelOptions(price=Price(1, 2)))) == Price(1, 2)
+
+
+def test_claude_alias_runs_under_a_budget(cli, bin_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write_program(bin_dir, "claude", f"print(json.dumps({CLAUDE_OK!r}))")
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c0")])
+    for spec in ("claude:sonnet", "claude"):
+        result = cli(
+            "run", "--cases", cases, "--model", spec, "--trials", 1, "--budget-usd", 1,
+            "--store", tmp_path / "s.db",
+        )  # fmt: skip
+        assert result.code == 0, result.stderr
+
+
 def test_claude_error_result_with_nonzero_exit(bin_dir: Path) -> None:
     bad = {**CLAUDE_OK, "is_error": True, "subtype": "success", "result": "Invalid API key"}
     write_program(bin_dir, "claude", f"print(json.dumps({bad!r}))\nsys.exit(1)")
@@ -434,6 +461,104 @@ def test_run_with_format_flag_and_errors(cli, bin_dir: Path, tmp_path: Path) -> 
     assert rows["c0"]["usage"] == {"input_tokens": 3, "output_tokens": 2}
     assert rows["c2"]["response"] == "" and "error_max_turns" in rows["c2"]["error"]
     assert "ERROR: trial c2" in result.stderr
+
+
+# A claude that keeps --max-budget-usd as Claude Code does: it runs model turns of $0.01 (three
+# for an answer) and, once what it spent reaches the cap, stops with error_max_budget_usd.
+BUDGETED_CLAUDE = """
+args = sys.argv[1:]
+cap = float(args[args.index("--max-budget-usd") + 1]) if "--max-budget-usd" in args else None
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(f"{cap}\\n")
+cents = 0
+for turn in range(3):
+    time.sleep(0.02)
+    cents += 1
+    if turn < 2 and cap is not None and cents / 100 >= cap:
+        print(json.dumps({"type": "result", "subtype": "error_max_budget_usd", "is_error": True,
+                          "total_cost_usd": cents / 100}))
+        sys.exit(1)
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+                  "total_cost_usd": cents / 100, "usage": {"input_tokens": 9, "output_tokens": 3}}))
+"""
+
+
+def test_claude_budget_cap_holds_at_any_concurrency(  # type: ignore[no-untyped-def]
+    cli, bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each claude call is told its own reservation as --max-budget-usd, never what is left
+    of the whole budget, so calls in flight together cannot spend it several times over."""
+    log = tmp_path / "caps.txt"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    write_program(bin_dir, "claude", BUDGETED_CLAUDE)
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(10)])
+    result = cli(
+        "run", "--cases", cases, "--model", "claude:sonnet", "--budget-usd", 0.1,
+        "--concurrency", 8, "--json", "--store", tmp_path / "s.db",
+    )  # fmt: skip
+    assert result.code == 3, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["run_spent_usd"] <= 0.1 + 1e-9
+    assert summary["stopped"] == "budget" and summary["answered"] == 3
+    caps = [float(line) for line in log.read_text().split()]
+    assert caps[0] == pytest.approx(0.1)  # the first call, whose cost nothing predicts, runs alone
+    assert all(cap <= 0.07 + 1e-9 for cap in caps[1:])
+    assert sum(caps[1:]) <= 0.07 + 1e-6  # reservations in flight never exceed what is left
+
+
+def test_command_agent_is_stopped_by_a_call_above_its_reservation(  # type: ignore[no-untyped-def]
+    cli, bin_dir: Path, tmp_path: Path
+) -> None:
+    """command: cannot be told a limit: the first call that reports more than it reserved
+    stops every new call at once, and the run says so."""
+    counter = tmp_path / "n"
+    write_program(
+        bin_dir,
+        "agent",
+        f"path = {str(counter)!r}\n"
+        "n = int(open(path).read()) + 1 if os.path.exists(path) else 1\n"
+        "open(path, 'w').write(str(n))\n"
+        "print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False,"
+        " 'result': 'ok', 'total_cost_usd': 0.01 if n == 1 else 6.0}))",
+    )
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(5)])
+    args = ["run", "--cases", cases, "--model", "command:agent {prompt}", "--format",
+            "claude-json", "--price", "3,15", "--budget-usd", 5, "--concurrency", 1,
+            "--store", tmp_path / "s.db"]  # fmt: skip
+    result = cli(*args, "--json")
+    assert result.code == 3
+    summary = json.loads(result.stdout)
+    # $0.01 alone, then $6 where the $4.99 left was reserved: no new call after that one
+    assert summary["calls"] == 2 and summary["stopped"] == "budget"
+    assert summary["run_spent_usd"] == pytest.approx(6.01)
+    note = "command:agent {prompt}: a call cost $6.0000, more than the $4.9900 reserved for it"
+    assert any(note in line for line in summary["notes"])
+    assert note in result.stderr
+
+
+def test_command_agent_cap_holds_when_costs_repeat(cli, bin_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The issue's case: $0.03 a call, a $0.05 cap, one call at a time: it spent $0.06."""
+    write_program(
+        bin_dir,
+        "agent",
+        "print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False,"
+        " 'result': 'ok', 'total_cost_usd': 0.03}))",
+    )
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(5)])
+    result = cli(
+        "run", "--cases", cases, "--model", "command:agent {prompt}", "--format", "claude-json",
+        "--price", "3,15", "--budget-usd", 0.05, "--concurrency", 1, "--json",
+        "--store", tmp_path / "s.db",
+    )  # fmt: skip
+    summary = json.loads(result.stdout)
+    assert result.code == 3 and summary["run_spent_usd"] <= 0.05 and summary["answered"] == 1
+
+
+def test_claude_error_result_still_costs() -> None:
+    out = {**CLAUDE_OK, "subtype": "error_max_budget_usd", "is_error": True, "result": None}
+    with pytest.raises(ModelError, match="error_max_budget_usd") as caught:
+        parse_claude_json(json.dumps(out))
+    assert caught.value.cost_usd == 0.0123 and not caught.value.retryable
 
 
 def test_run_rejects_an_unknown_format(cli, cases_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -191,6 +191,23 @@ def test_budget_is_never_exceeded_at_high_concurrency(cli, tmp_path: Path, mock_
     assert server.stats()["requests"] == len(trials) < 200
 
 
+def test_python_agent_is_reserved_as_an_agent(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A python: agent runs many model turns a call: with --price, its calls reserve a share
+    of what is left, not one turn's worst case, so an ordinary call is not an overrun."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("def run(case, settings):\n    return {'response': 'ok', 'cost_usd': 0.05}\n")
+    cases = write_jsonl(tmp_path / "c.jsonl", [make_case(f"c{i}") for i in range(5)])
+    result = cli(
+        "run", "--cases", cases, "--model", f"python:{agent}:run", "--price", "1,1",
+        "--budget-usd", 1, "--trials", 1, "--concurrency", 2, "--json",
+        "--store", tmp_path / "s.db",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    summary = result.json()
+    assert summary["answered"] == 5 and summary["run_spent_usd"] == pytest.approx(0.25)
+    assert summary["notes"] == []
+
+
 def test_budget_reservation_unit() -> None:
     budget = Budget(1.0)
     assert budget.reserve(0.6)
@@ -199,6 +216,39 @@ def test_budget_reservation_unit() -> None:
     assert budget.remaining() == pytest.approx(0.9)
     assert budget.reserve(0.9)
     assert Budget(None).reserve(1e9)
+
+
+def test_budget_agent_shares_and_overrun_unit() -> None:
+    """An agent call whose cost nothing predicts runs alone with all that is left; later ones
+    hold a share (at least the priciest call so far); a call above its reservation stops
+    every new reservation at once."""
+
+    async def go() -> None:
+        budget = Budget(1.0)
+        known: list[float] = []
+
+        def least() -> float | None:
+            return max(known) if known else None
+
+        first = await budget.reserve_share(least, 4)
+        assert first == pytest.approx(1.0)
+        waiting = asyncio.create_task(budget.reserve_share(least, 4))
+        await asyncio.sleep(0)
+        assert not waiting.done()  # nothing is free while the first call runs
+        known.append(0.2)
+        budget.settle(first, 0.2)
+        assert await waiting == pytest.approx(0.2)  # max(0.2, 0.6 / 4): asked again on waking
+        assert await budget.reserve_share(least, 4) == pytest.approx(0.2)
+        budget.overran("agent", 0.2, 0.35)
+        assert budget.overrun is not None and "$0.3500, more than the $0.2000" in budget.overrun
+        assert await budget.reserve_share(least, 4) is None and budget.exhausted
+        assert not budget.reserve(0.0)
+        assert await Budget(None).reserve_share(least, 4) == 0.0
+        unlimited = Budget(None)
+        unlimited.overran("agent", 0.0, 5.0)  # no cap, nothing to stop
+        assert unlimited.overrun is None and unlimited.reserve(1.0)
+
+    asyncio.run(go())
 
 
 def test_cache_key_covers_every_input() -> None:

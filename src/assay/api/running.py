@@ -252,6 +252,8 @@ def execute_run(
     finally:
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store))
+    if result.overrun is not None:
+        outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
         _evaluate_run(outcome, suite, Path(out) if out is not None else None)
     return outcome

@@ -1,5 +1,11 @@
 """A hard spending cap: reserve each call's worst case before sending, settle after.
 
+A model call's worst case comes from its price (one turn of at most max_tokens). An agent's
+call (claude, command:, python:) runs any number of model turns, so nothing bounds it in
+advance: it reserves a share of what is left instead (`reserve_share`), which claude is told
+as `--max-budget-usd`. A call that reports more than it reserved stops every new call at once
+(`overran`): the cap is then only as good as the runner's own limit.
+
 Pure logic: the spend of a run is kept in the store (store/spend.py), so a run resumed after
 a kill or a budget stop starts from what it has already spent: `--budget-usd` caps the run,
 not each invocation of it.
@@ -8,6 +14,7 @@ not each invocation of it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 TOLERANCE = 1e-12
 
@@ -23,10 +30,12 @@ class Budget:
         self.spent = spent_usd
         self.reserved = 0.0
         self.exhausted = False
+        self.overrun: str | None = None  # why no new call may start (a call cost too much)
         self._settled: list[asyncio.Future[None]] = []
 
     def reserve(self, amount: float) -> bool:
-        """Hold `amount` for a call; False (and exhausted) when it does not fit."""
+        """Hold `amount` for a call; False (and exhausted) when it does not fit (or after an
+        overrun)."""
         if not self._fits(amount):
             self.exhausted = True
             return False
@@ -40,19 +49,61 @@ class Budget:
         flight usually fits once they settle. False only when nothing in flight can free it.
         """
         while not self._fits(amount):
-            if self.reserved <= TOLERANCE:
+            if self.reserved <= TOLERANCE or self.overrun is not None:
                 self.exhausted = True
                 return False
-            waiter = asyncio.get_running_loop().create_future()
-            self._settled.append(waiter)
-            await waiter
+            await self._next_settle()
         self.reserved += amount
         return True
+
+    async def reserve_share(self, least: Callable[[], float | None], slots: int) -> float | None:
+        """Hold an agent call's reservation: a `slots`-th of what is free but at least
+        `least()`; when `least()` is None (no call has told what one costs yet), all that is
+        free, so that first call runs alone. `least` is asked again after each wait.
+
+        Returns the amount held (0 without a limit), or None (and exhausted) when it cannot
+        fit and nothing in flight can free room.
+        """
+        while True:
+            free = self.remaining()
+            if free is None:
+                return 0.0
+            floor = least()
+            amount = free if floor is None else min(free, max(floor, free / slots))
+            floor = floor or 0.0
+            if self.overrun is None and amount > TOLERANCE and amount >= floor - TOLERANCE:
+                self.reserved += amount
+                return amount
+            if self.reserved <= TOLERANCE or self.overrun is not None:
+                self.exhausted = True
+                return None
+            await self._next_settle()
 
     def settle(self, reserved: float, actual: float) -> None:
         """Release a reservation and record what the call really cost."""
         self.reserved = max(0.0, self.reserved - reserved)
         self.spent += actual
+        self._wake()
+
+    def overran(self, what: str, reserved: float, actual: float) -> None:
+        """A call cost more than it reserved: start no new call (its limit cannot be trusted)
+        and say so; calls already in flight finish."""
+        if self.limit is None or actual <= reserved + TOLERANCE:
+            return
+        if self.overrun is None:
+            self.overrun = (
+                f"{what}: a call cost ${actual:.4f}, more than the ${reserved:.4f} reserved for"
+                " it, so no new call was started (the budget cannot bound this runner's calls)"
+            )
+        self.exhausted = True
+        self._wake()
+
+    async def _next_settle(self) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._settled.append(waiter)
+        await waiter
+
+    def _wake(self) -> None:
         waiters, self._settled = self._settled, []
         for waiter in waiters:
             if not waiter.done():
@@ -65,4 +116,6 @@ class Budget:
         return max(0.0, self.limit - self.spent - self.reserved)
 
     def _fits(self, amount: float) -> bool:
+        if self.overrun is not None:
+            return False
         return self.limit is None or self.spent + self.reserved + amount <= self.limit + TOLERANCE

@@ -13,13 +13,13 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
 from assay.core.redact import scrub_known, scrub_known_value, secret_values
-from assay.engine.budget import Budget
+from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
 from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
-from assay.models.registry import model_price
+from assay.models.registry import is_agent, model_price
 from assay.store import Store
 from assay.store.spend import queue_spend
 
@@ -105,6 +105,17 @@ class _RetryAfterTooLong(stop_base):
         return self.exceeds(state.outcome.exception() if state.outcome else None)
 
 
+@dataclasses.dataclass(slots=True)
+class _Tally:
+    """One call's reservation (None without a limit) and what its attempts have cost."""
+
+    reserved: float | None
+    cost: float = 0.0
+
+    def left(self) -> float | None:
+        return None if self.reserved is None else self.reserved - self.cost
+
+
 class Caller:
     """Makes model calls for one run; shared by all its workers.
 
@@ -133,6 +144,7 @@ class Caller:
         self._too_long = _RetryAfterTooLong(backoff_max_s)
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._concurrency = concurrency
+        self._priciest: dict[str, float] = {}  # spec -> the most one call has cost
         self.calls = 0
         self.cache_hits = 0
         self.secrets = secret_values()  # read once: the environment's keys when the run starts
@@ -152,34 +164,62 @@ class Caller:
             if hit is not None:
                 self.cache_hits += 1
                 return without_secrets(Response(**hit), self.secrets)
-        price: Price | None = model_price(model)
-        worst = price.worst_case(request) if price is not None else 0.0
-        if not await self.budget.reserve_when_settled(worst):
-            raise BudgetExhausted
-        cost = 0.0
+        reserved = await self._reserve(model, request)
+        tally = _Tally(reserved if self.budget.limit is not None else None)
+        answered = False
         try:
-            request.budget_usd = self.budget.remaining()
-            response = without_secrets(await self._with_retries(model, request), self.secrets)
-            cost = response.cost_usd or 0.0
+            response = without_secrets(
+                await self._with_retries(model, request, tally), self.secrets
+            )
+            tally.cost += response.cost_usd or 0.0
+            answered = True
         finally:
-            self.budget.settle(worst, cost)
-            if cost and self.ledger is not None:
-                queue_spend(self.store, self.ledger, cost)
+            self.budget.settle(reserved, tally.cost)
+            if tally.cost and self.ledger is not None:
+                queue_spend(self.store, self.ledger, tally.cost)
+            if answered or tally.cost:
+                self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
+            self.budget.overran(model.spec, reserved, tally.cost)
         if use_cache:
             self.store.queue_cache(key, response.as_dict())
         return response
+
+    async def _reserve(self, model: Model, request: Request) -> float:
+        """Hold the call's reservation, or raise BudgetExhausted.
+
+        A priced model's call reserves its price's worst case. An agent's call (`is_agent`) or
+        an unpriced one reserves at least that and the most one of its calls has cost so far,
+        and up to a `concurrency`-th of what is left; until one of its calls has answered or
+        reported a cost, a call runs alone with all that is left. The call is told its
+        reservation (`Request.budget_usd`, claude's `--max-budget-usd`).
+        """
+        price: Price | None = model_price(model)
+        worst = price.worst_case(request) if price is not None else 0.0
+        if price is not None and not is_agent(model):
+            if not await self.budget.reserve_when_settled(worst):
+                raise BudgetExhausted
+            return worst
+
+        def least() -> float | None:
+            known = self._priciest.get(model.spec)
+            return None if known is None else max(worst, known)
+
+        held = await self.budget.reserve_share(least, self._concurrency)
+        if held is None:
+            raise BudgetExhausted
+        return held
 
     def forget(self, model: Model, request: Request) -> None:
         """Drop the cached reply to `request`: its caller found it unusable (e.g. a judge's
         broken JSON), so a later run must ask the model again rather than replay it."""
         self.store.queue_uncache(cache_key(model.identity(), request))
 
-    async def _with_retries(self, model: Model, request: Request) -> Response:
+    async def _with_retries(self, model: Model, request: Request, tally: _Tally) -> Response:
         """The first attempt runs bare (the common case costs no retry machinery); after a
         retryable failure tenacity retries with backoff, never sooner than Retry-After."""
         limiter = self.limiter(model)
         try:
-            return await self._attempt(model, request, limiter)
+            return await self._attempt(model, request, limiter, tally)
         except ModelError as exc:
             if not exc.retryable or self.retries == 0 or self._too_long.exceeds(exc):
                 raise
@@ -192,11 +232,17 @@ class Caller:
         )
         async for attempt in retrying:
             with attempt:
-                return await self._attempt(model, request, limiter)
+                return await self._attempt(model, request, limiter, tally)
         raise AssertionError("unreachable")  # pragma: no cover  (reraise=True)
 
-    async def _attempt(self, model: Model, request: Request, limiter: AdaptiveLimiter) -> Response:
-        """One call within the model's concurrency limit and the per-call timeout."""
+    async def _attempt(
+        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: _Tally
+    ) -> Response:
+        """One call within the model's concurrency limit and the per-call timeout, told what
+        is left of its reservation; a failed attempt's reported cost is counted."""
+        request.budget_usd = tally.left()
+        if request.budget_usd is not None and request.budget_usd <= TOLERANCE:
+            raise ModelError("the call's reservation was spent by its failed attempts")
         await limiter.acquire()
         self.calls += 1
         try:
@@ -205,6 +251,7 @@ class Caller:
         except TimeoutError:
             raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
         except ModelError as exc:
+            tally.cost += exc.cost_usd or 0.0
             if exc.overload:
                 limiter.on_overload()
             raise

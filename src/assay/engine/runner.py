@@ -52,6 +52,7 @@ class RunResult:
     spent_usd: float = 0.0
     run_spent_usd: float = 0.0
     stopped: str | None = None
+    overrun: str | None = None  # why the budget stopped new calls early (a call cost too much)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -121,6 +122,7 @@ class Engine:
         result.spent_usd = self.budget.spent - earlier
         result.run_spent_usd = self.budget.spent
         result.stopped = self._stop
+        result.overrun = self.budget.overrun
         result.not_run = total - result.answered - result.errored - result.resumed
         return result
 

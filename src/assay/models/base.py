@@ -65,12 +65,14 @@ class ModelError(Exception):
         overload: bool = False,
         retry_after: float | None = None,
         detail: str | None = None,
+        cost_usd: float | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.overload = overload
         self.retry_after = retry_after
         self.detail = detail
+        self.cost_usd = cost_usd  # what the failed call still cost (an agent CLI reports it)
 
 
 @runtime_checkable

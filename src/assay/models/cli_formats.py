@@ -76,7 +76,8 @@ def _claude_result(stdout: str) -> dict[str, Any] | None:
 
 def parse_claude_json(stdout: str) -> Response:
     """`claude --output-format json`: `result` is the answer; `is_error` or a non-success
-    subtype is an error; usage (cache tokens counted as input) and `total_cost_usd` kept."""
+    subtype is an error (carrying its `total_cost_usd`); usage (cache tokens counted as input)
+    and `total_cost_usd` kept."""
     result = _claude_result(stdout)
     if result is None:
         raise ModelError(
@@ -84,10 +85,16 @@ def parse_claude_json(stdout: str) -> Response:
             if stdout.strip()
             else "claude-json: the command printed nothing"
         )
+    cost = result.get("total_cost_usd")
+    cost_usd = float(cost) if isinstance(cost, int | float) and cost >= 0 else None
     subtype = result.get("subtype", "success")
     if result.get("is_error") is True or subtype != "success":
+        # e.g. `error_max_budget_usd`: the call stopped at its --max-budget-usd, and what it
+        # spent until then still counts against the budget
         reason = result.get("result") or result.get("error") or "no message"
-        raise _failure(f"claude-json: {subtype}", str(reason))
+        failure = _failure(f"claude-json: {subtype}", str(reason))
+        failure.cost_usd = cost_usd
+        raise failure
     text = result.get("result")
     if not isinstance(text, str):
         raise ModelError("claude-json: the result object has no `result` text")
@@ -95,14 +102,13 @@ def parse_claude_json(stdout: str) -> Response:
     usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     input_tokens: int = sum(_int(usage.get(key)) for key in keys)
-    cost = result.get("total_cost_usd")
     models = result.get("modelUsage")
     model = next(iter(models), None) if isinstance(models, dict) and models else None
     return Response(
         text=text,
         input_tokens=input_tokens,
         output_tokens=_int(usage.get("output_tokens")),
-        cost_usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        cost_usd=cost_usd,
         model=model,
     )
 

@@ -27,7 +27,7 @@ from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, claude_price
 from assay.models.registry import ModelOptions
 
 PLACEHOLDER = "{prompt}"
@@ -182,7 +182,13 @@ def _detail(finished: Finished) -> str:
 
 
 class CommandModel:
-    """A CLI run once per call; its output parsed by a response format."""
+    """A CLI run once per call; its output parsed by a response format.
+
+    An agent: one call may run many model turns, so the budget reserves a share of what is
+    left for it (engine/calls.py), which claude is handed as `--max-budget-usd`.
+    """
+
+    agent = True
 
     def __init__(
         self,
@@ -224,9 +230,8 @@ class CommandModel:
         prompt = prompt_text(request.messages)
         argv = list(self.exec_argv)
         if self.budget_flag and request.budget_usd is not None:
-            # the engine reserved this call's worst case already; hand it to the CLI too
-            own = self.price.worst_case(request) if self.price is not None else 0.0
-            argv += ["--max-budget-usd", f"{request.budget_usd + own:.6f}"]
+            # what the engine reserved for this call: the CLI stops its turns there
+            argv += ["--max-budget-usd", f"{request.budget_usd:.6f}"]
         if self.prompt_after_dashes:
             return [*argv, "--", prompt], None
         if any(PLACEHOLDER in arg for arg in argv):
@@ -243,6 +248,7 @@ class CommandModel:
             parsed = self.parser(finished.stdout)
         except ModelError as exc:
             exc.detail = exc.detail or _detail(finished)
+            exc.cost_usd = exc.cost_usd if self.metered else None
             raise
         return self._response(parsed)
 
@@ -256,6 +262,7 @@ class CommandModel:
             if "printed nothing" not in str(exc) and "no result" not in str(exc):
                 exc.args = (f"{name} {how}: {exc}",)
                 exc.detail = _detail(finished)
+                exc.cost_usd = exc.cost_usd if self.metered else None
                 return exc
         last = finished.stderr.strip().splitlines()[-1:] or [""]
         message = f"{name} {how}" + (f": {scrub(last[0][:300])}" if last[0] else "")
@@ -280,14 +287,17 @@ def _require_program(spec: str, program: str) -> None:
 
 
 def create_claude(rest: str, options: ModelOptions) -> CommandModel:
-    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings."""
+    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings.
+
+    Metered by `--price`, else by the model's price (aliases such as `sonnet` included; bare
+    `claude` at the most expensive Claude price, see pricing.claude_price)."""
     spec = f"claude:{rest}" if rest else "claude"
     _require_program(spec, "claude")
     argv = list(CLAUDE_ARGV)
     if rest:
         argv += ["--model", rest]
     argv += ["--tools", ""]
-    price = options.price or (lookup_price(rest) if rest else None)
+    price = options.price or claude_price(rest)
     return CommandModel(
         spec,
         argv,

@@ -27,6 +27,15 @@ PRICES: dict[str, tuple[float, float]] = {
     "claude-haiku-4-5": (1.00, 5.00),
 }
 
+# Claude Code's model aliases (`claude --model sonnet`) and the model each stands for;
+# `opusplan` plans with Opus, so it is metered at Opus's price.
+CLAUDE_ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-4-5",
+    "opus": "claude-opus-4-1",
+    "opusplan": "claude-opus-4-1",
+    "haiku": "claude-haiku-4-5",
+}
+
 # Upper bound on tokens a message costs beyond its UTF-8 bytes (role markers, template).
 MESSAGE_OVERHEAD_TOKENS = 16
 
@@ -77,3 +86,15 @@ def lookup_price(model_name: str) -> Price | None:
         if (model_name == name or model_name.startswith(name + "-")) and len(name) > len(best):
             best = name
     return Price(*PRICES[best]) if best else None
+
+
+def claude_price(model: str) -> Price | None:
+    """The price of a `claude[:MODEL]` runner: an alias's model, else a name in the table.
+
+    Bare `claude` (and `claude:default`) runs whatever model Claude Code is set to, so it is
+    metered at the most expensive Claude price in the table: a cap must assume the worst.
+    """
+    if model in ("", "default"):
+        claude = [Price(*p) for name, p in PRICES.items() if name.startswith("claude-")]
+        return max(claude, key=lambda p: (p.output_per_m, p.input_per_m))
+    return lookup_price(CLAUDE_ALIASES.get(model, model))

@@ -10,8 +10,9 @@ the response text, or a dict: `response` plus any of `kind` (answer|refusal|esca
 Metering: an agent reports what it spent as `cost_usd`. Its worst case cannot be known in
 advance, so it is unmetered (needs `--allow-unmetered`) unless `--price IN,OUT` is given or
 the callable carries an `assay_price` attribute (a Price or an `(in, out)` pair, USD per
-million tokens): the budget then reserves that price's worst case, and a reply without
-`cost_usd` is charged that price for its reported usage.
+million tokens): a reply without `cost_usd` is then charged that price for its reported
+usage. An agent may run many model turns a call, so the budget reserves a share of what is
+left for each call (engine/calls.py), not one turn's worst case.
 
 Optional attributes of the callable: `assay_version` (any JSON value, part of the cache
 identity: set it to a hash of the agent's data, say its knowledge base) and `assay_aclose`
@@ -192,6 +193,8 @@ def misuse_hint(exc: Exception, case: object) -> str:
 
 class PythonModel:
     """Calls a Python callable per request; exceptions become errors with their traceback."""
+
+    agent = True  # one call may run many model turns: see models.registry.is_agent
 
     def __init__(
         self, spec: str, fn: Callable[..., Any], price: Price | None, digest: str | None

@@ -80,3 +80,9 @@ def model_price(model: Model) -> Price | None:
     """The price a model charges, or None when it is unmetered."""
     price: Price | None = getattr(model, "price", None)
     return price
+
+
+def is_agent(model: Model) -> bool:
+    """Whether one call may run many model turns (agent CLIs and callables), so its cost is
+    not bounded by its price's worst case: such models set `agent = True`."""
+    return bool(getattr(model, "agent", False))
