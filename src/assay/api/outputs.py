@@ -91,6 +91,7 @@ class CalibratedJudge(Output):
     agreement: Number
     kappa: Number
     weighted_kappa: Number
+    lin_ccc: Number
     spearman: dict[str, Number] | None
     kendall: dict[str, Number] | None
     confusion_matrix: dict[str, Any] | None
@@ -103,7 +104,13 @@ class CalibratedJudge(Output):
 
 
 class CalibratedDimension(Output):
+    """`statistic` names the judges' field their verdicts rest on: `kappa` (categories),
+    `weighted_kappa` (quadratic, numbers on the integer `scale` [low, high]) or `lin_ccc`
+    (Lin's concordance correlation, continuous numbers; `scale` null)."""
+
     kind: Literal["binary", "categorical", "numeric"]
+    statistic: Literal["kappa", "weighted_kappa", "lin_ccc"]
+    scale: list[float] | None
     safety: bool
     items: int
     items_without_majority: int

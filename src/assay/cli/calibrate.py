@@ -59,14 +59,18 @@ def calibrate_command(
     else:
         for dim, dimension in result.dimensions.items():
             alpha = _fmt(dimension.human_alpha)
+            scale = "" if dimension.scale is None else " {:g}-{:g}".format(*dimension.scale)
             out(
-                f"{dim} ({dimension.kind}{', safety' if dimension.safety else ''}):"
+                f"{dim} ({dimension.kind}{scale}{', safety' if dimension.safety else ''}):"
                 f" {dimension.items} items with a human reference,"
                 f" {dimension.items_without_majority} without a majority, human alpha {alpha}"
             )
             for key, judge in dimension.judges.items():
-                k = judge.kappa if judge.kappa is not None else judge.weighted_kappa
-                line = f"  {key}: {judge.verdict}  n={judge.n} agreement={_fmt(judge.agreement)} kappa={_fmt(k)}"
+                statistic = getattr(judge, dimension.statistic)
+                line = (
+                    f"  {key}: {judge.verdict}  n={judge.n} agreement={_fmt(judge.agreement)}"
+                    f" {dimension.statistic}={_fmt(statistic)}"
+                )
                 if judge.tpr is not None or judge.tnr is not None:
                     line += f" tpr={_fmt(judge.tpr)} tnr={_fmt(judge.tnr)}"
                     if judge.tpr_ci:

@@ -2,15 +2,16 @@
 
 The human reference of an item is the strict majority of its human raters for categories (items
 without one are excluded and counted) and the median for numbers. Each judge rater is compared
-with it: raw agreement, Cohen's kappa (categories) or quadratic-weighted kappa (numbers, over the
-sorted observed values), Spearman and Kendall with p-values (numbers), the confusion matrix, and
-for PASS/FAIL dimensions the per-class rates with Wilson 95% intervals. Verdicts rest on kappa
-and per-class rates, never on raw agreement: a judge that always answers PASS has kappa 0.
+with it: raw agreement, Cohen's kappa (categories), for numbers quadratic-weighted kappa over
+the values of an integer scale or Lin's concordance correlation for continuous scores, with
+Spearman and Kendall correlations (`measure.figures`), the confusion matrix, and for PASS/FAIL
+dimensions the per-class rates with Wilson 95% intervals. Verdicts rest on kappa (weighted
+kappa, Lin's concordance) and per-class rates, never on raw agreement: a judge that always
+answers PASS has kappa 0.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 import warnings
 from collections import Counter, defaultdict
@@ -27,6 +28,7 @@ from assay.core.errors import InputError
 from assay.core.jsonl import format_errors
 from assay.core.records import Label
 from assay.measure.alpha import krippendorff_alpha
+from assay.measure.figures import finite, integer_scale, numeric_figures
 from assay.measure.thresholds import (
     DEFAULT_KAPPA,
     DEFAULT_SAFETY_DIMS,
@@ -60,6 +62,7 @@ class JudgeAgreement:
     agreement: float | None
     kappa: float | None
     weighted_kappa: float | None
+    lin_ccc: float | None
     spearman: dict[str, float | None] | None
     kendall: dict[str, float | None] | None
     confusion: dict[str, Any] | None
@@ -78,6 +81,7 @@ class JudgeAgreement:
             "agreement": self.agreement,
             "kappa": self.kappa,
             "weighted_kappa": self.weighted_kappa,
+            "lin_ccc": self.lin_ccc,
             "spearman": self.spearman,
             "kendall": self.kendall,
             "confusion_matrix": self.confusion,
@@ -100,10 +104,20 @@ class DimensionResult:
     human_alpha: float | None
     human_items_multi: int
     judges: dict[str, JudgeAgreement]
+    scale: tuple[float, float] | None = None  # numbers on an integer scale: its (low, high)
+
+    @property
+    def statistic(self) -> str:
+        """The chance-corrected statistic the verdicts rest on."""
+        if self.kind != "numeric":
+            return "kappa"
+        return "weighted_kappa" if self.scale is not None else "lin_ccc"
 
     def as_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "statistic": self.statistic,
+            "scale": list(self.scale) if self.scale is not None else None,
             "safety": self.safety,
             "items": self.items,
             "items_without_majority": self.items_without_majority,
@@ -111,10 +125,6 @@ class DimensionResult:
             "human_items_with_several_raters": self.human_items_multi,
             "judges": {key: judge.as_json() for key, judge in self.judges.items()},
         }
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 def wilson(successes: int, trials: int) -> list[float] | None:
@@ -197,18 +207,6 @@ def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[fl
     return krippendorff_alpha(data, "interval" if numeric else "nominal"), len(items)
 
 
-def _correlation(x: np.ndarray, y: np.ndarray, kind: str) -> dict[str, float | None] | None:
-    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if kind == "spearman":
-            result = stats.spearmanr(x, y)
-            return {"rho": _finite(result.statistic), "p": _finite(result.pvalue)}
-        result = stats.kendalltau(x, y)
-        return {"tau": _finite(result.statistic), "p": _finite(result.pvalue)}
-
-
 def compare_judge(
     rater: str,
     sha: str | None,
@@ -216,21 +214,22 @@ def compare_judge(
     kind: str,
     safety: bool,
     thresholds: Thresholds,
+    scale: tuple[float, float] | None = None,
 ) -> JudgeAgreement:
-    """Agreement figures of one judge configuration and its verdict."""
+    """Agreement figures of one judge configuration and its verdict (`scale`: the integer
+    scale of a numeric dimension, None for continuous scores)."""
     n = len(pairs)
     judge = [p[0] for p in pairs]
     human = [p[1] for p in pairs]
     agreement = float(np.mean([j == h for j, h in pairs])) if n else None
-    kappa = weighted = None
+    kappa = weighted = ccc = None
     spearman = kendall = None
     confusion: dict[str, Any] | None = None
     tpr = tnr = None
     tpr_ci = tnr_ci = None
     if n:
         labels = sorted({*judge, *human}, key=lambda v: (isinstance(v, str), v))
-        # integer codes in sorted order (sklearn rejects non-integer numbers as "continuous");
-        # quadratic weights then use the ordinal positions of the observed values
+        # integer codes in sorted order (sklearn rejects non-integer numbers as "continuous")
         code = {value: index for index, value in enumerate(labels)}
         human_codes = [code[v] for v in human]
         judge_codes = [code[v] for v in judge]
@@ -244,17 +243,14 @@ def compare_judge(
             "columns": "judge",
             "matrix": matrix.tolist(),
         }
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "numeric":
-                weighted = _finite(
-                    cohen_kappa_score(human_codes, judge_codes, labels=codes, weights="quadratic")
-                )
-                x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
-                spearman = _correlation(x, y, "spearman")
-                kendall = _correlation(x, y, "kendall")
-            else:
-                kappa = _finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
+        if kind == "numeric":
+            figures = numeric_figures([float(v) for v in judge], [float(v) for v in human], scale)
+            weighted, ccc = figures.weighted_kappa, figures.lin_ccc
+            spearman, kendall = figures.spearman, figures.kendall
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kappa = finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
         if kind == "binary":
             positive = thresholds.positive
             positives = [j for j, h in pairs if h == positive]
@@ -265,11 +261,15 @@ def compare_judge(
             tnr = passed / len(negatives) if negatives else None
             tpr_ci = wilson(caught, len(positives))
             tnr_ci = wilson(passed, len(negatives))
-    verdict, reasons = _verdict(
-        n, kind, kappa if kind != "numeric" else weighted, tpr, tnr, tpr_ci, safety, thresholds
-    )
+    if kind != "numeric":
+        statistic, name = kappa, "kappa"
+    elif scale is not None:
+        statistic, name = weighted, "weighted kappa"
+    else:
+        statistic, name = ccc, "Lin's concordance"
+    verdict, reasons = _verdict(n, kind, name, statistic, tpr, tnr, tpr_ci, safety, thresholds)
     return JudgeAgreement(
-        rater, sha, n, agreement, kappa, weighted, spearman, kendall, confusion,
+        rater, sha, n, agreement, kappa, weighted, ccc, spearman, kendall, confusion,
         tpr, tpr_ci, tnr, tnr_ci, verdict, reasons,
     )  # fmt: skip
 
@@ -277,6 +277,7 @@ def compare_judge(
 def _verdict(
     n: int,
     kind: str,
+    name: str,
     kappa: float | None,
     tpr: float | None,
     tnr: float | None,
@@ -290,7 +291,6 @@ def _verdict(
     failures: list[str] = []
     if n < minimum:
         insufficient.append(f"{n} labelled items, need at least {minimum}")
-    name = "weighted kappa" if kind == "numeric" else "kappa"
     if kappa is None:
         insufficient.append(f"{name} undefined (the reference has a single value)")
     elif kappa < t.kappa:
@@ -339,6 +339,7 @@ def calibrate(
     for dimension, rows in sorted(by_dim.items()):
         kind = _kind([r.value for r in rows], thresholds.positive)
         numeric = kind == "numeric"
+        scale = integer_scale([float(r.value) for r in rows]) if numeric else None
         humans: dict[str, dict[str, Value]] = defaultdict(dict)
         judges: dict[tuple[str, str | None], dict[str, Value]] = defaultdict(dict)
         for row in rows:
@@ -367,10 +368,11 @@ def calibrate(
                 if item in reference
             ]
             key = rater if shas[rater] == 1 else f"{rater}@{(sha or 'none')[:12]}"
-            dim_judges[key] = compare_judge(rater, sha, pairs, kind, safety, thresholds)
+            dim_judges[key] = compare_judge(rater, sha, pairs, kind, safety, thresholds, scale)
         results[dimension] = DimensionResult(
-            dimension, kind, safety, len(reference), without_majority, alpha, multi, dim_judges
-        )
+            dimension, kind, safety, len(reference), without_majority, alpha, multi, dim_judges,
+            scale,
+        )  # fmt: skip
     return results
 
 
