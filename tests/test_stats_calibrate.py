@@ -293,3 +293,61 @@ def test_continuous_scores_get_lins_concordance(cli: Any, tmp_path: Path) -> Non
     assert any("Lin's concordance" in reason for reason in off["reasons"])
     text = cli("calibrate", "--labels", path, "--no-store").stdout
     assert f"lin_ccc={off['lin_ccc']:.3f}" in text
+
+
+def test_categorical_precision_recall_f1_match_scikit_learn(cli: Any, tmp_path: Path) -> None:
+    from sklearn.metrics import precision_recall_fscore_support
+
+    rng = random.Random(11)
+    classes = ["bad", "good", "neutral"]
+    human = [rng.choice(classes) for _ in range(60)]
+    judge = [h if rng.random() < 0.7 else rng.choice(classes[:2]) for h in human]
+    rows = []
+    for i, (h, j) in enumerate(zip(human, judge, strict=True)):
+        rows += _rows("tone", f"i{i}", {"human:a": h, "judge:j": j})
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    figures = cli("calibrate", "--labels", path, "--no-store", "--json").json()["dimensions"]
+    report = figures["tone"]["judges"]["judge:j"]["classes"]
+    precision, recall, f1, support = precision_recall_fscore_support(
+        human, judge, labels=classes, zero_division=0.0
+    )
+    for k, name in enumerate(classes):
+        assert report["per_class"][name] == pytest.approx(
+            {"precision": precision[k], "recall": recall[k], "f1": f1[k], "support": support[k]}
+        )
+    for average in ("macro", "micro"):
+        p, r, f, _ = precision_recall_fscore_support(
+            human, judge, labels=classes, average=average, zero_division=0.0
+        )
+        assert report[average] == pytest.approx({"precision": p, "recall": r, "f1": f})
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert f"macro_f1={report['macro']['f1']:.3f} micro_f1={report['micro']['f1']:.3f}" in text
+    assert f"class bad: precision={precision[0]:.3f} recall={recall[0]:.3f}" in text
+
+
+def test_binary_dimension_has_class_rates_and_numbers_pearson(cli: Any, tmp_path: Path) -> None:
+    from scipy.stats import pearsonr
+
+    binary = write_jsonl(tmp_path / "b.jsonl", binary_labels(30, dim="tone", errors=3))
+    judge = cli("calibrate", "--labels", binary, "--no-store", "--json").json()["dimensions"]
+    rates = judge["tone"]["judges"]["judge:good"]["classes"]
+    assert rates["per_class"]["FAIL"]["recall"] == pytest.approx(
+        judge["tone"]["judges"]["judge:good"]["tpr"]
+    )
+    assert (
+        rates["per_class"]["FAIL"]["support"] == 10
+        and judge["tone"]["judges"]["judge:good"]["pearson"] is None
+    )
+    human = [1, 2, 3, 4, 5, 3, 2, 4, 5, 1]
+    scores = [2, 2, 3, 5, 5, 3, 1, 4, 4, 1]
+    rows = []
+    for i, (h, s) in enumerate(zip(human, scores, strict=True)):
+        rows += _rows("q", f"i{i}", {"human:a": h, "judge:j": s})
+    path = write_jsonl(tmp_path / "n.jsonl", rows)
+    figures = cli("calibrate", "--labels", path, "--no-store", "--json").json()["dimensions"]
+    numeric = figures["q"]["judges"]["judge:j"]
+    expected = pearsonr(scores, human)
+    assert numeric["pearson"] == pytest.approx({"r": expected.statistic, "p": expected.pvalue})
+    assert numeric["classes"] is None
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert f"pearson={expected.statistic:.3f}" in text

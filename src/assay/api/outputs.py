@@ -84,6 +84,29 @@ class JudgeSummary(Output):
 # -- assay calibrate --json -----------------------------------------------------------------
 
 
+class ClassRates(Output):
+    """Precision, recall and F1 of one class (the human reference is the truth)."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int  # items of the class in the human reference
+
+
+class AverageRates(Output):
+    precision: float
+    recall: float
+    f1: float
+
+
+class ClassReport(Output):
+    """Per class, and averaged: `macro` the mean over classes, `micro` pooled over items."""
+
+    per_class: dict[str, ClassRates]
+    macro: AverageRates
+    micro: AverageRates
+
+
 class CalibratedJudge(Output):
     rater: str
     prompt_sha256: str | None
@@ -92,9 +115,11 @@ class CalibratedJudge(Output):
     kappa: Number
     weighted_kappa: Number
     lin_ccc: Number
+    pearson: dict[str, Number] | None
     spearman: dict[str, Number] | None
     kendall: dict[str, Number] | None
     confusion_matrix: dict[str, Any] | None
+    classes: ClassReport | None
     tpr: Number
     tpr_ci: list[float] | None
     tnr: Number

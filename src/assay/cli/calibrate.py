@@ -75,9 +75,20 @@ def calibrate_command(
                     line += f" tpr={_fmt(judge.tpr)} tnr={_fmt(judge.tnr)}"
                     if judge.tpr_ci:
                         line += f" tpr_ci=[{judge.tpr_ci[0]:.3f}, {judge.tpr_ci[1]:.3f}]"
+                if judge.pearson:
+                    line += f" pearson={_fmt(judge.pearson['r'])}"
                 if judge.spearman:
                     line += f" spearman={_fmt(judge.spearman['rho'])}"
+                if judge.classes:
+                    macro, micro = judge.classes["macro"], judge.classes["micro"]
+                    line += f" macro_f1={_fmt(macro['f1'])} micro_f1={_fmt(micro['f1'])}"
                 out(line)
+                for name, rates in (judge.classes or {}).get("per_class", {}).items():
+                    out(
+                        f"    class {name}: precision={_fmt(rates['precision'])}"
+                        f" recall={_fmt(rates['recall'])} f1={_fmt(rates['f1'])}"
+                        f" support={rates['support']}"
+                    )
                 for reason in judge.reasons:
                     out(f"    - {reason}")
         for dim, status in result.safety.items():

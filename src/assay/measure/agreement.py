@@ -28,7 +28,7 @@ from assay.core.errors import InputError
 from assay.core.jsonl import format_errors
 from assay.core.records import Label
 from assay.measure.alpha import krippendorff_alpha
-from assay.measure.figures import finite, integer_scale, numeric_figures
+from assay.measure.figures import class_figures, finite, integer_scale, numeric_figures
 from assay.measure.thresholds import (
     DEFAULT_KAPPA,
     DEFAULT_SAFETY_DIMS,
@@ -63,9 +63,11 @@ class JudgeAgreement:
     kappa: float | None
     weighted_kappa: float | None
     lin_ccc: float | None
+    pearson: dict[str, float | None] | None
     spearman: dict[str, float | None] | None
     kendall: dict[str, float | None] | None
     confusion: dict[str, Any] | None
+    classes: dict[str, Any] | None
     tpr: float | None
     tpr_ci: list[float] | None
     tnr: float | None
@@ -82,9 +84,11 @@ class JudgeAgreement:
             "kappa": self.kappa,
             "weighted_kappa": self.weighted_kappa,
             "lin_ccc": self.lin_ccc,
+            "pearson": self.pearson,
             "spearman": self.spearman,
             "kendall": self.kendall,
             "confusion_matrix": self.confusion,
+            "classes": self.classes,
             "tpr": self.tpr,
             "tpr_ci": self.tpr_ci,
             "tnr": self.tnr,
@@ -223,8 +227,9 @@ def compare_judge(
     human = [p[1] for p in pairs]
     agreement = float(np.mean([j == h for j, h in pairs])) if n else None
     kappa = weighted = ccc = None
-    spearman = kendall = None
+    pearson = spearman = kendall = None
     confusion: dict[str, Any] | None = None
+    classes: dict[str, Any] | None = None
     tpr = tnr = None
     tpr_ci = tnr_ci = None
     if n:
@@ -246,8 +251,9 @@ def compare_judge(
         if kind == "numeric":
             figures = numeric_figures([float(v) for v in judge], [float(v) for v in human], scale)
             weighted, ccc = figures.weighted_kappa, figures.lin_ccc
-            spearman, kendall = figures.spearman, figures.kendall
+            pearson, spearman, kendall = figures.pearson, figures.spearman, figures.kendall
         else:
+            classes = class_figures([str(v) for v in judge], [str(v) for v in human])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 kappa = finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
@@ -269,7 +275,8 @@ def compare_judge(
         statistic, name = ccc, "Lin's concordance"
     verdict, reasons = _verdict(n, kind, name, statistic, tpr, tnr, tpr_ci, safety, thresholds)
     return JudgeAgreement(
-        rater, sha, n, agreement, kappa, weighted, ccc, spearman, kendall, confusion,
+        rater, sha, n, agreement, kappa, weighted, ccc, pearson, spearman, kendall, confusion,
+        classes,
         tpr, tpr_ci, tnr, tnr_ci, verdict, reasons,
     )  # fmt: skip
 

@@ -12,6 +12,11 @@ points, which keeps the weights on the values. Numbers that are not on an intege
 for agreement on a continuous scale (it is quadratic κ's continuous counterpart: 1 for exact
 agreement, lowered by any shift, scaling or scatter). Pearson, Spearman and Kendall
 correlations (scipy) come with both.
+
+Categories (PASS/FAIL and others) get precision, recall and F1 per class, with the human
+reference as the truth, and their macro (mean over classes) and micro (pooled over items)
+averages (scikit-learn); a class the judge never answers has precision 0, one never in the
+reference recall 0 (scikit-learn's `zero_division=0`).
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 
 def finite(value: float) -> float | None:
@@ -95,6 +101,7 @@ class NumericFigures:
 
     weighted_kappa: float | None
     lin_ccc: float | None
+    pearson: dict[str, float | None] | None
     spearman: dict[str, float | None] | None
     kendall: dict[str, float | None] | None
 
@@ -107,6 +114,38 @@ def numeric_figures(
     return NumericFigures(
         weighted_kappa=quadratic_kappa(judge, human, scale) if scale is not None else None,
         lin_ccc=lin_ccc(judge, human) if scale is None else None,
+        pearson=correlation(x, y, "pearson"),
         spearman=correlation(x, y, "spearman"),
         kendall=correlation(x, y, "kendall"),
     )
+
+
+def _rates(
+    judge: Sequence[str], human: Sequence[str], labels: list[str], average: str | None
+) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return precision_recall_fscore_support(
+            human, judge, labels=labels, average=average, zero_division=0.0
+        )
+
+
+def class_figures(judge: Sequence[str], human: Sequence[str]) -> dict[str, Any]:
+    """Precision, recall, F1 and support per class (every class either side answered), with
+    their macro and micro averages; the human reference is the truth."""
+    labels = sorted({*judge, *human})
+    precision, recall, f1, support = _rates(judge, human, labels, None)
+    per_class = {
+        label: {
+            "precision": float(precision[k]),
+            "recall": float(recall[k]),
+            "f1": float(f1[k]),
+            "support": int(support[k]),
+        }
+        for k, label in enumerate(labels)
+    }
+    averages: dict[str, Any] = {"per_class": per_class}
+    for average in ("macro", "micro"):
+        p, r, f, _ = _rates(judge, human, labels, average)
+        averages[average] = {"precision": float(p), "recall": float(r), "f1": float(f)}
+    return averages
