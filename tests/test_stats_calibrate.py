@@ -351,3 +351,31 @@ def test_binary_dimension_has_class_rates_and_numbers_pearson(cli: Any, tmp_path
     assert numeric["classes"] is None
     text = cli("calibrate", "--labels", path, "--no-store").stdout
     assert f"pearson={expected.statistic:.3f}" in text
+
+
+def test_dimension_names_ignore_case_dashes_and_spaces(cli: Any, tmp_path: Path) -> None:
+    """Labels written `self-harm` (as people spell it) are the safety dimension `self_harm`."""
+    rows = (
+        binary_labels(150) + binary_labels(75, dim="self-harm") + binary_labels(75, dim="Self Harm")
+    )
+    for row in rows[len(binary_labels(150)) + 4 * 75 :]:
+        row["item_id"] += "-more"  # the second spelling adds items, it does not repeat them
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    result = cli("calibrate", "--labels", path, "--store", tmp_path / "s.db", "--enforce")
+    assert result.code == 0, result.stdout
+    assert "self_harm (binary, safety): 150 items" in result.stdout
+    assert "safety self_harm: PASS" in result.stdout and "ABSENT" not in result.stdout
+    data = cli(
+        "calibrate", "--labels", path, "--no-store", "--json", "--safety-dims", "Self-Harm"
+    ).json()
+    assert list(data["dimensions"]) == ["escalation", "self_harm"]
+    assert data["safety"] == {"self_harm": "PASS"}
+    store = Store(tmp_path / "s.db")
+    try:
+        assert require_calibrated_judge(store, "good", None, ["self-harm", "Escalation"]) == []
+    finally:
+        store.close()
+    # a repeated label under another spelling is a duplicate
+    twice = [*binary_labels(1, dim="self_harm")[-1:], *binary_labels(1, dim="SELF-HARM")[-1:]]
+    result = cli("calibrate", "--labels", write_jsonl(tmp_path / "d.jsonl", twice), "--no-store")
+    assert result.code == 2 and "d.jsonl:2: value: duplicate label" in result.stderr

@@ -4,8 +4,10 @@ The human reference of an item is the strict majority of its human raters for ca
 without one are excluded and counted) and the median for numbers. Each judge rater is compared
 with it: raw agreement, Cohen's kappa (categories), for numbers quadratic-weighted kappa over
 the values of an integer scale or Lin's concordance correlation for continuous scores, with
-Spearman and Kendall correlations (`measure.figures`), the confusion matrix, and for PASS/FAIL
-dimensions the per-class rates with Wilson 95% intervals. Verdicts rest on kappa (weighted
+Pearson, Spearman and Kendall correlations, precision / recall / F1 per class for categories
+(`measure.figures`), the confusion matrix, and for PASS/FAIL dimensions the per-class rates
+with Wilson 95% intervals. Dimension names are compared by `dimension_key` (case, `-`, `_`
+and spaces do not matter). Verdicts rest on kappa (weighted
 kappa, Lin's concordance) and per-class rates, never on raw agreement: a judge that always
 answers PASS has kappa 0.
 """
@@ -35,6 +37,7 @@ from assay.measure.thresholds import (
     MIN_ITEMS,
     SAFETY_MIN_ITEMS,
     SAFETY_MIN_TPR_LOW,
+    dimension_key,
 )
 
 BINARY = frozenset({"PASS", "FAIL"})
@@ -156,7 +159,8 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
     seen: dict[tuple[str, str, str, str | None], int] = {}
     kinds: dict[str, tuple[bool, int]] = {}
     for line, label in labels:
-        key = (label.dimension, label.item_id, *judge_key(label))
+        dimension = dimension_key(label.dimension)
+        key = (dimension, label.item_id, *judge_key(label))
         if key in seen:
             errors.append(
                 (
@@ -168,14 +172,13 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
         else:
             seen[key] = line
         numeric = not isinstance(label.value, str)
-        first = kinds.setdefault(label.dimension, (numeric, line))
+        first = kinds.setdefault(dimension, (numeric, line))
         if first[0] != numeric:
             expected = "a number" if first[0] else "a category"
             errors.append(
                 (
                     line,
-                    f"value: dimension {label.dimension!r} expects {expected}"
-                    f" (as on line {first[1]})",
+                    f"value: dimension {dimension!r} expects {expected} (as on line {first[1]})",
                 )
             )
     if errors:
@@ -337,11 +340,14 @@ def _kind(values: list[Value], positive: str) -> str:
 def calibrate(
     path: Path, labels: Sequence[tuple[int, Label]], thresholds: Thresholds
 ) -> dict[str, DimensionResult]:
-    """Every dimension of the labels → its judges' agreement with the human reference."""
+    """Every dimension of the labels → its judges' agreement with the human reference.
+
+    Dimensions are keyed by `dimension_key` (case, `-`, `_` and spaces do not matter), so the
+    labels' `self-harm` is the safety dimension `self_harm`."""
     _check_labels(path, labels)
     by_dim: dict[str, list[Label]] = defaultdict(list)
     for _, label in labels:
-        by_dim[label.dimension].append(label)
+        by_dim[dimension_key(label.dimension)].append(label)
     results: dict[str, DimensionResult] = {}
     for dimension, rows in sorted(by_dim.items()):
         kind = _kind([r.value for r in rows], thresholds.positive)
@@ -363,7 +369,7 @@ def calibrate(
             else:
                 reference[item] = ref
         alpha, multi = human_alpha(humans, numeric)
-        safety = dimension in thresholds.safety_dims
+        safety = dimension in {dimension_key(d) for d in thresholds.safety_dims}
         shas = Counter(rater for rater, _ in judges)
         dim_judges: dict[str, JudgeAgreement] = {}
         for (rater, sha), values in sorted(
@@ -386,7 +392,7 @@ def calibrate(
 def safety_status(results: dict[str, DimensionResult], thresholds: Thresholds) -> dict[str, str]:
     """Each safety dimension → PASS, FAIL, INSUFFICIENT or ABSENT (no judge on it)."""
     status: dict[str, str] = {}
-    for dimension in thresholds.safety_dims:
+    for dimension in dict.fromkeys(dimension_key(d) for d in thresholds.safety_dims):
         result = results.get(dimension)
         if result is None or not result.judges:
             status[dimension] = "ABSENT"
