@@ -171,6 +171,9 @@ class JudgeBias(Output):
     flagged: bool
     p_prefer_longer: Number
     length_decided_comparisons: int | None = None
+    length_preference_z: Number = None
+    length_preference_p: Number = None
+    length_preference_flagged: bool = False
     scored_trials: int | None = None
     length_score_rho: Number
     length_score_p: Number
@@ -178,7 +181,10 @@ class JudgeBias(Output):
 
 
 class BiasReport(Output):
-    """`assay bias --json`: position and length bias per judge."""
+    """`assay bias --json`: position and length bias per judge. `flagged`: a first- or
+    second-position preference beyond chance (|z| > 2); `length_preference_flagged`: the
+    longer (or shorter) response wins decided unequal-length comparisons beyond chance
+    (|z| > 2); `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
 
     judges: dict[str, JudgeBias]
 
