@@ -379,3 +379,16 @@ def test_dimension_names_ignore_case_dashes_and_spaces(cli: Any, tmp_path: Path)
     twice = [*binary_labels(1, dim="self_harm")[-1:], *binary_labels(1, dim="SELF-HARM")[-1:]]
     result = cli("calibrate", "--labels", write_jsonl(tmp_path / "d.jsonl", twice), "--no-store")
     assert result.code == 2 and "d.jsonl:2: value: duplicate label" in result.stderr
+
+
+def test_whole_numbers_without_a_rating_scale_are_continuous(cli: Any, tmp_path: Path) -> None:
+    # word counts from 0 to 5000 are no rating scale: Lin's concordance, not a 5001-point kappa
+    rows = []
+    for i in range(20):
+        rows += _rows("words", f"i{i}", {"human:a": 250 * i, "judge:j": 250 * i + 10})
+    data = cli(
+        "calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--no-store", "--json"
+    ).json()
+    dim = data["dimensions"]["words"]
+    assert dim["statistic"] == "lin_ccc" and dim["scale"] is None
+    assert dim["judges"]["judge:j"]["lin_ccc"] == pytest.approx(1.0, abs=1e-3)

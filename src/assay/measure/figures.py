@@ -8,9 +8,10 @@ the distances between the values), so the scale from the lowest to the highest v
 the dimension gives the same κ as the declared one. A human reference that is the median of an
 even number of raters can fall half-way between two points: the scale is then counted in half
 points, which keeps the weights on the values. Numbers that are not on an integer scale
-(continuous scores) get Lin's concordance correlation coefficient instead, the statistic made
-for agreement on a continuous scale (it is quadratic κ's continuous counterpart: 1 for exact
-agreement, lowered by any shift, scaling or scatter). Pearson, Spearman and Kendall
+(continuous scores), or whole numbers spread over `MAX_SCALE_POINTS` points or more (counts,
+lengths: no rating scale), get Lin's concordance correlation coefficient instead, the
+statistic made for agreement on a continuous scale (quadratic κ's continuous counterpart: 1
+for exact agreement, lowered by any shift, scaling or scatter). Pearson, Spearman and Kendall
 correlations (scipy) come with both.
 
 Categories (PASS/FAIL and others) get precision, recall and F1 per class, with the human
@@ -37,11 +38,16 @@ def finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+MAX_SCALE_POINTS = 1000
+
+
 def integer_scale(values: Sequence[float]) -> tuple[float, float] | None:
-    """(lowest, highest) when every value is a whole number (an integer scale), else None."""
+    """(lowest, highest) when every value is a whole number within `MAX_SCALE_POINTS` points
+    (a rating scale), else None (continuous)."""
     if not values or not all(float(v).is_integer() for v in values):
         return None
-    return float(min(values)), float(max(values))
+    low, high = float(min(values)), float(max(values))
+    return (low, high) if high - low < MAX_SCALE_POINTS else None
 
 
 def quadratic_kappa(
