@@ -98,3 +98,54 @@ def test_length_preference_and_score_correlation(cli: Any, tmp_path: Path) -> No
     assert "FLAGGED length bias" in text.stdout
     missing = cli("bias", "--comparisons", c, "--scores", s)
     assert missing.code == 2 and "--trials" in missing.stderr
+
+
+def test_length_preference_is_tested_and_flagged(cli: Any, tmp_path: Path) -> None:
+    """A judge that always picks the longer response is flagged (binomial test against 0.5
+    over decided comparisons of unequal length); one that picks it half the time is not."""
+    from scipy.stats import binomtest
+
+    import assay
+
+    rows = []
+    for i in range(20):
+        len_a, len_b = (100 + i, 40) if i % 2 else (30, 90 + i)
+        longer = "a" if len_a > len_b else "b"
+        shorter = "b" if longer == "a" else "a"
+        common = {"case_id": f"{i}", "a": "x", "b": "y", "len_a": len_a, "len_b": len_b}
+        rows.append({**common, "judge": "verbose", "verdict": longer})
+        rows.append({**common, "judge": "fair", "verdict": longer if i % 4 < 2 else shorter})
+    rows.append(
+        {
+            "case_id": "eq",
+            "a": "x",
+            "b": "y",
+            "len_a": 5,
+            "len_b": 5,
+            "judge": "verbose",
+            "verdict": "a",
+        }
+    )
+    rows.append(
+        {
+            "case_id": "tie",
+            "a": "x",
+            "b": "y",
+            "len_a": 5,
+            "len_b": 9,
+            "judge": "verbose",
+            "verdict": "tie",
+        }
+    )
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    data = cli("bias", "--comparisons", path, "--json").json()["judges"]
+    verbose, fair = data["verbose"], data["fair"]
+    assert verbose["p_prefer_longer"] == 1.0 and verbose["length_decided_comparisons"] == 20
+    assert verbose["length_preference_z"] == pytest.approx((20 - 10) / (20 / 4) ** 0.5)
+    assert verbose["length_preference_p"] == pytest.approx(binomtest(20, 20, 0.5).pvalue)
+    assert verbose["length_preference_flagged"] is True
+    assert fair["p_prefer_longer"] == 0.5 and fair["length_preference_flagged"] is False
+    text = cli("bias", "--comparisons", path).stdout
+    assert text.count("FLAGGED length preference") == 1
+    assert "prefers the longer response 1.000 of 20" in text
+    assert assay.bias(path).flagged == ["verbose"]

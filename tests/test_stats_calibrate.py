@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from assay.store import Store
@@ -213,3 +214,181 @@ def test_bad_labels_name_file_line_and_field(cli: Any, tmp_path: Path) -> None:
     assert f"{path}:2: value: duplicate label" in result.stderr
     assert f"{path}:3: value: dimension 'd' expects a number" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _rows(dimension: str, item: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"item_id": item, "dimension": dimension, "rater": rater, "value": value}
+        for rater, value in values.items()
+    ]
+
+
+def test_weighted_kappa_weighs_the_values_of_the_scale(cli: Any, tmp_path: Path) -> None:
+    """A judge answering 9 where people say 5 scores far below one answering 6 (the issue's
+    example: scikit-learn's quadratic kappa over the scale gives 0.692; ranks gave both 0.96)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    human = [1, 2, 3, 4, 5] * 4
+    far = [9 if h == 5 else h for h in human]
+    near = [6 if h == 5 else h for h in human]
+    rows = []
+    for i, (h, f, n) in enumerate(zip(human, far, near, strict=True)):
+        rows += _rows("correctness", f"i{i}", {"human:a": h, "judge:far": f, "judge:near": n})
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    data = cli("calibrate", "--labels", path, "--no-store", "--json").json()
+    dim = data["dimensions"]["correctness"]
+    assert dim["statistic"] == "weighted_kappa" and dim["scale"] == [1, 9]
+    expected = cohen_kappa_score(human, far, weights="quadratic", labels=list(range(1, 10)))
+    assert dim["judges"]["judge:far"]["weighted_kappa"] == pytest.approx(expected)
+    assert dim["judges"]["judge:far"]["weighted_kappa"] == pytest.approx(0.692, abs=1e-3)
+    assert dim["judges"]["judge:near"]["weighted_kappa"] == pytest.approx(0.96)
+    assert dim["judges"]["judge:far"]["lin_ccc"] is None
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert "correctness (numeric 1-9)" in text
+    assert "judge:far: PASS  n=20 agreement=0.800 weighted_kappa=0.692" in text
+
+
+def test_half_point_human_reference_keeps_the_weights_on_the_values(
+    cli: Any, tmp_path: Path
+) -> None:
+    # two humans 3 and 4: the reference is 3.5, counted on the scale's half points
+    from sklearn.metrics import cohen_kappa_score
+
+    rows = []
+    humans = [(1, 1), (2, 2), (3, 4), (5, 5), (4, 4), (1, 1), (5, 5), (2, 2)]
+    judge = [1, 3, 4, 5, 4, 2, 5, 1]
+    for i, ((a, b), j) in enumerate(zip(humans, judge, strict=True)):
+        rows += _rows("q", f"i{i}", {"human:a": a, "human:b": b, "judge:j": j})
+    data = cli(
+        "calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--no-store", "--json"
+    ).json()
+    reference = [(a + b) / 2 for a, b in humans]
+    expected = cohen_kappa_score(
+        [round(2 * r) for r in reference],
+        [2 * j for j in judge],
+        weights="quadratic",
+        labels=list(range(2, 11)),  # the half points of 1-5
+    )
+    assert data["dimensions"]["q"]["judges"]["judge:j"]["weighted_kappa"] == pytest.approx(expected)
+
+
+def test_continuous_scores_get_lins_concordance(cli: Any, tmp_path: Path) -> None:
+    rng = random.Random(5)
+    human = [round(rng.uniform(0, 1), 3) for _ in range(30)]
+    shifted = [round(h + 0.4, 3) for h in human]  # perfectly correlated, never equal
+    rows = []
+    for i, (h, s) in enumerate(zip(human, shifted, strict=True)):
+        rows += _rows("relevance", f"i{i}", {"human:a": h, "judge:same": h, "judge:shifted": s})
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    data = cli("calibrate", "--labels", path, "--no-store", "--json").json()
+    dim = data["dimensions"]["relevance"]
+    assert dim["statistic"] == "lin_ccc" and dim["scale"] is None
+    same, off = dim["judges"]["judge:same"], dim["judges"]["judge:shifted"]
+    assert same["lin_ccc"] == pytest.approx(1.0) and same["weighted_kappa"] is None
+    x, y = np.asarray(shifted), np.asarray(human)
+    expected = 2 * np.cov(x, y, bias=True)[0, 1] / (x.var() + y.var() + (x.mean() - y.mean()) ** 2)
+    assert off["lin_ccc"] == pytest.approx(expected) and off["lin_ccc"] < 0.6
+    assert off["spearman"]["rho"] == pytest.approx(1.0)
+    assert off["verdict"] == "FAIL"
+    assert any("Lin's concordance" in reason for reason in off["reasons"])
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert f"lin_ccc={off['lin_ccc']:.3f}" in text
+
+
+def test_categorical_precision_recall_f1_match_scikit_learn(cli: Any, tmp_path: Path) -> None:
+    from sklearn.metrics import precision_recall_fscore_support
+
+    rng = random.Random(11)
+    classes = ["bad", "good", "neutral"]
+    human = [rng.choice(classes) for _ in range(60)]
+    judge = [h if rng.random() < 0.7 else rng.choice(classes[:2]) for h in human]
+    rows = []
+    for i, (h, j) in enumerate(zip(human, judge, strict=True)):
+        rows += _rows("tone", f"i{i}", {"human:a": h, "judge:j": j})
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    figures = cli("calibrate", "--labels", path, "--no-store", "--json").json()["dimensions"]
+    report = figures["tone"]["judges"]["judge:j"]["classes"]
+    precision, recall, f1, support = precision_recall_fscore_support(
+        human, judge, labels=classes, zero_division=0.0
+    )
+    for k, name in enumerate(classes):
+        assert report["per_class"][name] == pytest.approx(
+            {"precision": precision[k], "recall": recall[k], "f1": f1[k], "support": support[k]}
+        )
+    for average in ("macro", "micro"):
+        p, r, f, _ = precision_recall_fscore_support(
+            human, judge, labels=classes, average=average, zero_division=0.0
+        )
+        assert report[average] == pytest.approx({"precision": p, "recall": r, "f1": f})
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert f"macro_f1={report['macro']['f1']:.3f} micro_f1={report['micro']['f1']:.3f}" in text
+    assert f"class bad: precision={precision[0]:.3f} recall={recall[0]:.3f}" in text
+
+
+def test_binary_dimension_has_class_rates_and_numbers_pearson(cli: Any, tmp_path: Path) -> None:
+    from scipy.stats import pearsonr
+
+    binary = write_jsonl(tmp_path / "b.jsonl", binary_labels(30, dim="tone", errors=3))
+    judge = cli("calibrate", "--labels", binary, "--no-store", "--json").json()["dimensions"]
+    rates = judge["tone"]["judges"]["judge:good"]["classes"]
+    assert rates["per_class"]["FAIL"]["recall"] == pytest.approx(
+        judge["tone"]["judges"]["judge:good"]["tpr"]
+    )
+    assert (
+        rates["per_class"]["FAIL"]["support"] == 10
+        and judge["tone"]["judges"]["judge:good"]["pearson"] is None
+    )
+    human = [1, 2, 3, 4, 5, 3, 2, 4, 5, 1]
+    scores = [2, 2, 3, 5, 5, 3, 1, 4, 4, 1]
+    rows = []
+    for i, (h, s) in enumerate(zip(human, scores, strict=True)):
+        rows += _rows("q", f"i{i}", {"human:a": h, "judge:j": s})
+    path = write_jsonl(tmp_path / "n.jsonl", rows)
+    figures = cli("calibrate", "--labels", path, "--no-store", "--json").json()["dimensions"]
+    numeric = figures["q"]["judges"]["judge:j"]
+    expected = pearsonr(scores, human)
+    assert numeric["pearson"] == pytest.approx({"r": expected.statistic, "p": expected.pvalue})
+    assert numeric["classes"] is None
+    text = cli("calibrate", "--labels", path, "--no-store").stdout
+    assert f"pearson={expected.statistic:.3f}" in text
+
+
+def test_dimension_names_ignore_case_dashes_and_spaces(cli: Any, tmp_path: Path) -> None:
+    """Labels written `self-harm` (as people spell it) are the safety dimension `self_harm`."""
+    rows = (
+        binary_labels(150) + binary_labels(75, dim="self-harm") + binary_labels(75, dim="Self Harm")
+    )
+    for row in rows[len(binary_labels(150)) + 4 * 75 :]:
+        row["item_id"] += "-more"  # the second spelling adds items, it does not repeat them
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    result = cli("calibrate", "--labels", path, "--store", tmp_path / "s.db", "--enforce")
+    assert result.code == 0, result.stdout
+    assert "self_harm (binary, safety): 150 items" in result.stdout
+    assert "safety self_harm: PASS" in result.stdout and "ABSENT" not in result.stdout
+    data = cli(
+        "calibrate", "--labels", path, "--no-store", "--json", "--safety-dims", "Self-Harm"
+    ).json()
+    assert list(data["dimensions"]) == ["escalation", "self_harm"]
+    assert data["safety"] == {"self_harm": "PASS"}
+    store = Store(tmp_path / "s.db")
+    try:
+        assert require_calibrated_judge(store, "good", None, ["self-harm", "Escalation"]) == []
+    finally:
+        store.close()
+    # a repeated label under another spelling is a duplicate
+    twice = [*binary_labels(1, dim="self_harm")[-1:], *binary_labels(1, dim="SELF-HARM")[-1:]]
+    result = cli("calibrate", "--labels", write_jsonl(tmp_path / "d.jsonl", twice), "--no-store")
+    assert result.code == 2 and "d.jsonl:2: value: duplicate label" in result.stderr
+
+
+def test_whole_numbers_without_a_rating_scale_are_continuous(cli: Any, tmp_path: Path) -> None:
+    # word counts from 0 to 5000 are no rating scale: Lin's concordance, not a 5001-point kappa
+    rows = []
+    for i in range(20):
+        rows += _rows("words", f"i{i}", {"human:a": 250 * i, "judge:j": 250 * i + 10})
+    data = cli(
+        "calibrate", "--labels", write_jsonl(tmp_path / "l.jsonl", rows), "--no-store", "--json"
+    ).json()
+    dim = data["dimensions"]["words"]
+    assert dim["statistic"] == "lin_ccc" and dim["scale"] is None
+    assert dim["judges"]["judge:j"]["lin_ccc"] == pytest.approx(1.0, abs=1e-3)

@@ -82,8 +82,12 @@ class BiasAudit:
 
     @property
     def flagged(self) -> list[str]:
-        """The judges flagged for position or length bias."""
-        return [j for j, e in self.judges.items() if e["flagged"] or e["length_flagged"]]
+        """The judges flagged for position bias, length preference or length bias."""
+        return [
+            j
+            for j, e in self.judges.items()
+            if e["flagged"] or e["length_preference_flagged"] or e["length_flagged"]
+        ]
 
     def as_json(self) -> dict[str, Any]:
         """`assay bias --json` (`assay schema bias`)."""

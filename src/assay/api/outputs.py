@@ -84,6 +84,29 @@ class JudgeSummary(Output):
 # -- assay calibrate --json -----------------------------------------------------------------
 
 
+class ClassRates(Output):
+    """Precision, recall and F1 of one class (the human reference is the truth)."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int  # items of the class in the human reference
+
+
+class AverageRates(Output):
+    precision: float
+    recall: float
+    f1: float
+
+
+class ClassReport(Output):
+    """Per class, and averaged: `macro` the mean over classes, `micro` pooled over items."""
+
+    per_class: dict[str, ClassRates]
+    macro: AverageRates
+    micro: AverageRates
+
+
 class CalibratedJudge(Output):
     rater: str
     prompt_sha256: str | None
@@ -91,9 +114,12 @@ class CalibratedJudge(Output):
     agreement: Number
     kappa: Number
     weighted_kappa: Number
+    lin_ccc: Number
+    pearson: dict[str, Number] | None
     spearman: dict[str, Number] | None
     kendall: dict[str, Number] | None
     confusion_matrix: dict[str, Any] | None
+    classes: ClassReport | None
     tpr: Number
     tpr_ci: list[float] | None
     tnr: Number
@@ -103,7 +129,13 @@ class CalibratedJudge(Output):
 
 
 class CalibratedDimension(Output):
+    """`statistic` names the judges' field their verdicts rest on: `kappa` (categories),
+    `weighted_kappa` (quadratic, numbers on the integer `scale` [low, high]) or `lin_ccc`
+    (Lin's concordance correlation, continuous numbers; `scale` null)."""
+
     kind: Literal["binary", "categorical", "numeric"]
+    statistic: Literal["kappa", "weighted_kappa", "lin_ccc"]
+    scale: list[float] | None
     safety: bool
     items: int
     items_without_majority: int
@@ -139,6 +171,9 @@ class JudgeBias(Output):
     flagged: bool
     p_prefer_longer: Number
     length_decided_comparisons: int | None = None
+    length_preference_z: Number = None
+    length_preference_p: Number = None
+    length_preference_flagged: bool = False
     scored_trials: int | None = None
     length_score_rho: Number
     length_score_p: Number
@@ -146,7 +181,10 @@ class JudgeBias(Output):
 
 
 class BiasReport(Output):
-    """`assay bias --json`: position and length bias per judge."""
+    """`assay bias --json`: position and length bias per judge. `flagged`: a first- or
+    second-position preference beyond chance (|z| > 2); `length_preference_flagged`: the
+    longer (or shorter) response wins decided unequal-length comparisons beyond chance
+    (|z| > 2); `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
 
     judges: dict[str, JudgeBias]
 

@@ -44,7 +44,12 @@ def bias_command(
             f" first share {_fmt(e['first_position_share'])} z={_fmt(e['z'])}"
             + ("  FLAGGED position bias" if e["flagged"] else "")
         )
-        out(f"  prefers the longer response {_fmt(e['p_prefer_longer'])}")
+        out(
+            f"  prefers the longer response {_fmt(e['p_prefer_longer'])}"
+            f" of {e['length_decided_comparisons']} unequal-length decided comparisons"
+            f" z={_fmt(e['length_preference_z'])}"
+            + ("  FLAGGED length preference" if e["length_preference_flagged"] else "")
+        )
         if e.get("length_score_rho") is not None:
             out(
                 f"  length-score spearman {_fmt(e['length_score_rho'])} (p={_fmt(e['length_score_p'])})"

@@ -59,21 +59,36 @@ def calibrate_command(
     else:
         for dim, dimension in result.dimensions.items():
             alpha = _fmt(dimension.human_alpha)
+            scale = "" if dimension.scale is None else " {:g}-{:g}".format(*dimension.scale)
             out(
-                f"{dim} ({dimension.kind}{', safety' if dimension.safety else ''}):"
+                f"{dim} ({dimension.kind}{scale}{', safety' if dimension.safety else ''}):"
                 f" {dimension.items} items with a human reference,"
                 f" {dimension.items_without_majority} without a majority, human alpha {alpha}"
             )
             for key, judge in dimension.judges.items():
-                k = judge.kappa if judge.kappa is not None else judge.weighted_kappa
-                line = f"  {key}: {judge.verdict}  n={judge.n} agreement={_fmt(judge.agreement)} kappa={_fmt(k)}"
+                statistic = getattr(judge, dimension.statistic)
+                line = (
+                    f"  {key}: {judge.verdict}  n={judge.n} agreement={_fmt(judge.agreement)}"
+                    f" {dimension.statistic}={_fmt(statistic)}"
+                )
                 if judge.tpr is not None or judge.tnr is not None:
                     line += f" tpr={_fmt(judge.tpr)} tnr={_fmt(judge.tnr)}"
                     if judge.tpr_ci:
                         line += f" tpr_ci=[{judge.tpr_ci[0]:.3f}, {judge.tpr_ci[1]:.3f}]"
+                if judge.pearson:
+                    line += f" pearson={_fmt(judge.pearson['r'])}"
                 if judge.spearman:
                     line += f" spearman={_fmt(judge.spearman['rho'])}"
+                if judge.classes:
+                    macro, micro = judge.classes["macro"], judge.classes["micro"]
+                    line += f" macro_f1={_fmt(macro['f1'])} micro_f1={_fmt(micro['f1'])}"
                 out(line)
+                for name, rates in (judge.classes or {}).get("per_class", {}).items():
+                    out(
+                        f"    class {name}: precision={_fmt(rates['precision'])}"
+                        f" recall={_fmt(rates['recall'])} f1={_fmt(rates['f1'])}"
+                        f" support={rates['support']}"
+                    )
                 for reason in judge.reasons:
                     out(f"    - {reason}")
         for dim, status in result.safety.items():

@@ -2,15 +2,18 @@
 
 The human reference of an item is the strict majority of its human raters for categories (items
 without one are excluded and counted) and the median for numbers. Each judge rater is compared
-with it: raw agreement, Cohen's kappa (categories) or quadratic-weighted kappa (numbers, over the
-sorted observed values), Spearman and Kendall with p-values (numbers), the confusion matrix, and
-for PASS/FAIL dimensions the per-class rates with Wilson 95% intervals. Verdicts rest on kappa
-and per-class rates, never on raw agreement: a judge that always answers PASS has kappa 0.
+with it: raw agreement, Cohen's kappa (categories), for numbers quadratic-weighted kappa over
+the values of an integer scale or Lin's concordance correlation for continuous scores, with
+Pearson, Spearman and Kendall correlations, precision / recall / F1 per class for categories
+(`measure.figures`), the confusion matrix, and for PASS/FAIL dimensions the per-class rates
+with Wilson 95% intervals. Dimension names are compared by `dimension_key` (case, `-`, `_`
+and spaces do not matter). Verdicts rest on kappa (weighted
+kappa, Lin's concordance) and per-class rates, never on raw agreement: a judge that always
+answers PASS has kappa 0.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 import warnings
 from collections import Counter, defaultdict
@@ -27,12 +30,14 @@ from assay.core.errors import InputError
 from assay.core.jsonl import format_errors
 from assay.core.records import Label
 from assay.measure.alpha import krippendorff_alpha
+from assay.measure.figures import class_figures, finite, integer_scale, numeric_figures
 from assay.measure.thresholds import (
     DEFAULT_KAPPA,
     DEFAULT_SAFETY_DIMS,
     MIN_ITEMS,
     SAFETY_MIN_ITEMS,
     SAFETY_MIN_TPR_LOW,
+    dimension_key,
 )
 
 BINARY = frozenset({"PASS", "FAIL"})
@@ -60,9 +65,12 @@ class JudgeAgreement:
     agreement: float | None
     kappa: float | None
     weighted_kappa: float | None
+    lin_ccc: float | None
+    pearson: dict[str, float | None] | None
     spearman: dict[str, float | None] | None
     kendall: dict[str, float | None] | None
     confusion: dict[str, Any] | None
+    classes: dict[str, Any] | None
     tpr: float | None
     tpr_ci: list[float] | None
     tnr: float | None
@@ -78,9 +86,12 @@ class JudgeAgreement:
             "agreement": self.agreement,
             "kappa": self.kappa,
             "weighted_kappa": self.weighted_kappa,
+            "lin_ccc": self.lin_ccc,
+            "pearson": self.pearson,
             "spearman": self.spearman,
             "kendall": self.kendall,
             "confusion_matrix": self.confusion,
+            "classes": self.classes,
             "tpr": self.tpr,
             "tpr_ci": self.tpr_ci,
             "tnr": self.tnr,
@@ -100,10 +111,20 @@ class DimensionResult:
     human_alpha: float | None
     human_items_multi: int
     judges: dict[str, JudgeAgreement]
+    scale: tuple[float, float] | None = None  # numbers on an integer scale: its (low, high)
+
+    @property
+    def statistic(self) -> str:
+        """The chance-corrected statistic the verdicts rest on."""
+        if self.kind != "numeric":
+            return "kappa"
+        return "weighted_kappa" if self.scale is not None else "lin_ccc"
 
     def as_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "statistic": self.statistic,
+            "scale": list(self.scale) if self.scale is not None else None,
             "safety": self.safety,
             "items": self.items,
             "items_without_majority": self.items_without_majority,
@@ -111,10 +132,6 @@ class DimensionResult:
             "human_items_with_several_raters": self.human_items_multi,
             "judges": {key: judge.as_json() for key, judge in self.judges.items()},
         }
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 def wilson(successes: int, trials: int) -> list[float] | None:
@@ -142,7 +159,8 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
     seen: dict[tuple[str, str, str, str | None], int] = {}
     kinds: dict[str, tuple[bool, int]] = {}
     for line, label in labels:
-        key = (label.dimension, label.item_id, *judge_key(label))
+        dimension = dimension_key(label.dimension)
+        key = (dimension, label.item_id, *judge_key(label))
         if key in seen:
             errors.append(
                 (
@@ -154,14 +172,13 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
         else:
             seen[key] = line
         numeric = not isinstance(label.value, str)
-        first = kinds.setdefault(label.dimension, (numeric, line))
+        first = kinds.setdefault(dimension, (numeric, line))
         if first[0] != numeric:
             expected = "a number" if first[0] else "a category"
             errors.append(
                 (
                     line,
-                    f"value: dimension {label.dimension!r} expects {expected}"
-                    f" (as on line {first[1]})",
+                    f"value: dimension {dimension!r} expects {expected} (as on line {first[1]})",
                 )
             )
     if errors:
@@ -197,18 +214,6 @@ def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[fl
     return krippendorff_alpha(data, "interval" if numeric else "nominal"), len(items)
 
 
-def _correlation(x: np.ndarray, y: np.ndarray, kind: str) -> dict[str, float | None] | None:
-    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if kind == "spearman":
-            result = stats.spearmanr(x, y)
-            return {"rho": _finite(result.statistic), "p": _finite(result.pvalue)}
-        result = stats.kendalltau(x, y)
-        return {"tau": _finite(result.statistic), "p": _finite(result.pvalue)}
-
-
 def compare_judge(
     rater: str,
     sha: str | None,
@@ -216,21 +221,23 @@ def compare_judge(
     kind: str,
     safety: bool,
     thresholds: Thresholds,
+    scale: tuple[float, float] | None = None,
 ) -> JudgeAgreement:
-    """Agreement figures of one judge configuration and its verdict."""
+    """Agreement figures of one judge configuration and its verdict (`scale`: the integer
+    scale of a numeric dimension, None for continuous scores)."""
     n = len(pairs)
     judge = [p[0] for p in pairs]
     human = [p[1] for p in pairs]
     agreement = float(np.mean([j == h for j, h in pairs])) if n else None
-    kappa = weighted = None
-    spearman = kendall = None
+    kappa = weighted = ccc = None
+    pearson = spearman = kendall = None
     confusion: dict[str, Any] | None = None
+    classes: dict[str, Any] | None = None
     tpr = tnr = None
     tpr_ci = tnr_ci = None
     if n:
         labels = sorted({*judge, *human}, key=lambda v: (isinstance(v, str), v))
-        # integer codes in sorted order (sklearn rejects non-integer numbers as "continuous");
-        # quadratic weights then use the ordinal positions of the observed values
+        # integer codes in sorted order (sklearn rejects non-integer numbers as "continuous")
         code = {value: index for index, value in enumerate(labels)}
         human_codes = [code[v] for v in human]
         judge_codes = [code[v] for v in judge]
@@ -244,17 +251,15 @@ def compare_judge(
             "columns": "judge",
             "matrix": matrix.tolist(),
         }
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "numeric":
-                weighted = _finite(
-                    cohen_kappa_score(human_codes, judge_codes, labels=codes, weights="quadratic")
-                )
-                x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
-                spearman = _correlation(x, y, "spearman")
-                kendall = _correlation(x, y, "kendall")
-            else:
-                kappa = _finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
+        if kind == "numeric":
+            figures = numeric_figures([float(v) for v in judge], [float(v) for v in human], scale)
+            weighted, ccc = figures.weighted_kappa, figures.lin_ccc
+            pearson, spearman, kendall = figures.pearson, figures.spearman, figures.kendall
+        else:
+            classes = class_figures([str(v) for v in judge], [str(v) for v in human])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kappa = finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
         if kind == "binary":
             positive = thresholds.positive
             positives = [j for j, h in pairs if h == positive]
@@ -265,11 +270,16 @@ def compare_judge(
             tnr = passed / len(negatives) if negatives else None
             tpr_ci = wilson(caught, len(positives))
             tnr_ci = wilson(passed, len(negatives))
-    verdict, reasons = _verdict(
-        n, kind, kappa if kind != "numeric" else weighted, tpr, tnr, tpr_ci, safety, thresholds
-    )
+    if kind != "numeric":
+        statistic, name = kappa, "kappa"
+    elif scale is not None:
+        statistic, name = weighted, "weighted kappa"
+    else:
+        statistic, name = ccc, "Lin's concordance"
+    verdict, reasons = _verdict(n, kind, name, statistic, tpr, tnr, tpr_ci, safety, thresholds)
     return JudgeAgreement(
-        rater, sha, n, agreement, kappa, weighted, spearman, kendall, confusion,
+        rater, sha, n, agreement, kappa, weighted, ccc, pearson, spearman, kendall, confusion,
+        classes,
         tpr, tpr_ci, tnr, tnr_ci, verdict, reasons,
     )  # fmt: skip
 
@@ -277,6 +287,7 @@ def compare_judge(
 def _verdict(
     n: int,
     kind: str,
+    name: str,
     kappa: float | None,
     tpr: float | None,
     tnr: float | None,
@@ -290,7 +301,6 @@ def _verdict(
     failures: list[str] = []
     if n < minimum:
         insufficient.append(f"{n} labelled items, need at least {minimum}")
-    name = "weighted kappa" if kind == "numeric" else "kappa"
     if kappa is None:
         insufficient.append(f"{name} undefined (the reference has a single value)")
     elif kappa < t.kappa:
@@ -330,15 +340,19 @@ def _kind(values: list[Value], positive: str) -> str:
 def calibrate(
     path: Path, labels: Sequence[tuple[int, Label]], thresholds: Thresholds
 ) -> dict[str, DimensionResult]:
-    """Every dimension of the labels → its judges' agreement with the human reference."""
+    """Every dimension of the labels → its judges' agreement with the human reference.
+
+    Dimensions are keyed by `dimension_key` (case, `-`, `_` and spaces do not matter), so the
+    labels' `self-harm` is the safety dimension `self_harm`."""
     _check_labels(path, labels)
     by_dim: dict[str, list[Label]] = defaultdict(list)
     for _, label in labels:
-        by_dim[label.dimension].append(label)
+        by_dim[dimension_key(label.dimension)].append(label)
     results: dict[str, DimensionResult] = {}
     for dimension, rows in sorted(by_dim.items()):
         kind = _kind([r.value for r in rows], thresholds.positive)
         numeric = kind == "numeric"
+        scale = integer_scale([float(r.value) for r in rows]) if numeric else None
         humans: dict[str, dict[str, Value]] = defaultdict(dict)
         judges: dict[tuple[str, str | None], dict[str, Value]] = defaultdict(dict)
         for row in rows:
@@ -355,7 +369,7 @@ def calibrate(
             else:
                 reference[item] = ref
         alpha, multi = human_alpha(humans, numeric)
-        safety = dimension in thresholds.safety_dims
+        safety = dimension in {dimension_key(d) for d in thresholds.safety_dims}
         shas = Counter(rater for rater, _ in judges)
         dim_judges: dict[str, JudgeAgreement] = {}
         for (rater, sha), values in sorted(
@@ -367,17 +381,18 @@ def calibrate(
                 if item in reference
             ]
             key = rater if shas[rater] == 1 else f"{rater}@{(sha or 'none')[:12]}"
-            dim_judges[key] = compare_judge(rater, sha, pairs, kind, safety, thresholds)
+            dim_judges[key] = compare_judge(rater, sha, pairs, kind, safety, thresholds, scale)
         results[dimension] = DimensionResult(
-            dimension, kind, safety, len(reference), without_majority, alpha, multi, dim_judges
-        )
+            dimension, kind, safety, len(reference), without_majority, alpha, multi, dim_judges,
+            scale,
+        )  # fmt: skip
     return results
 
 
 def safety_status(results: dict[str, DimensionResult], thresholds: Thresholds) -> dict[str, str]:
     """Each safety dimension → PASS, FAIL, INSUFFICIENT or ABSENT (no judge on it)."""
     status: dict[str, str] = {}
-    for dimension in thresholds.safety_dims:
+    for dimension in dict.fromkeys(dimension_key(d) for d in thresholds.safety_dims):
         result = results.get(dimension)
         if result is None or not result.judges:
             status[dimension] = "ABSENT"

@@ -7,8 +7,10 @@ Per judge:
   chose the response shown first (resp. second); `first_position_share` = first / (first +
   second), with a binomial z-test against 0.5 (`z`, `p` from scipy's exact binomial test,
   `flagged` when |z| > 2).
-- `p_prefer_longer`: among decided comparisons with responses of different lengths, how often
-  the longer one won.
+- `p_prefer_longer`: among decided comparisons with responses of different lengths
+  (`length_decided_comparisons`), how often the longer one won, with the same binomial test
+  against 0.5 (`length_preference_z`, `length_preference_p`; `length_preference_flagged` when
+  |z| > 2: the judge prefers the longer, or the shorter, response beyond chance).
 - with score rows: the Spearman correlation between response length and score
   (`length_score_rho`, `length_score_p`, `length_flagged` when ρ > 0.3 with p < 0.05).
 """
@@ -46,10 +48,7 @@ class PositionBias:
     def as_json(self) -> dict[str, Any]:
         decided = self.first + self.second
         share = self.first / decided if decided else None
-        z = p = None
-        if decided:
-            z = (self.first - decided / 2) / math.sqrt(decided / 4)
-            p = float(stats.binomtest(self.first, decided, 0.5).pvalue)
+        z, p = binomial_z(self.first, decided)
         return {
             "two_order_comparisons": self.two_order,
             "position_consistency": self.consistent / self.two_order if self.two_order else None,
@@ -80,10 +79,30 @@ def position_bias(comparisons: Sequence[Comparison]) -> PositionBias:
     return bias
 
 
+def binomial_z(successes: int, trials: int) -> tuple[float | None, float | None]:
+    """z of a count of successes against half the trials, and the exact binomial p-value."""
+    if not trials:
+        return None, None
+    z = (successes - trials / 2) / math.sqrt(trials / 4)
+    return z, float(stats.binomtest(successes, trials, 0.5).pvalue)
+
+
+def length_preference(longer_won: int, decided: int) -> dict[str, Any]:
+    """How often the longer response won, tested against 0.5 like the position preference."""
+    z, p = binomial_z(longer_won, decided)
+    return {
+        "p_prefer_longer": longer_won / decided if decided else None,
+        "length_decided_comparisons": decided,
+        "length_preference_z": z,
+        "length_preference_p": p,
+        "length_preference_flagged": bool(z is not None and abs(z) > Z_FLAG),
+    }
+
+
 def prefer_longer(
     comparisons: Sequence[Comparison], trial_lengths: dict[TrialKey, int] | None
-) -> tuple[float | None, int]:
-    """Share of decided, unequal-length comparisons won by the longer response, and their count."""
+) -> tuple[int, int]:
+    """Decided, unequal-length comparisons won by the longer response, and their count."""
     longer_won = total = 0
     for comparison in comparisons:
         if comparison.verdict == "tie":
@@ -94,7 +113,7 @@ def prefer_longer(
         total += 1
         longer = "a" if len_a > len_b else "b"
         longer_won += comparison.verdict == longer
-    return (longer_won / total if total else None), total
+    return longer_won, total
 
 
 def score_value(row: ScoreRow, metric: str | None) -> float | None:
@@ -164,18 +183,18 @@ def audit(
     report: dict[str, dict[str, Any]] = {}
     for judge, items in sorted(by_judge.items()):
         entry = {"comparisons": len(items), **position_bias(items).as_json()}
-        longer, decided = prefer_longer(items, trial_lengths)
-        entry["p_prefer_longer"] = longer
-        entry["length_decided_comparisons"] = decided
+        entry.update(length_preference(*prefer_longer(items, trial_lengths)))
         entry.update({"length_score_rho": None, "length_score_p": None, "length_flagged": False})
         report[judge] = entry
     if scores is not None and trial_lengths is not None:
         for source, figures in length_score(scores, trial_lengths, metric).items():
             judge = judge_key_of_source(source)
-            entry = report.setdefault(judge, {"comparisons": 0, **PositionBias().as_json()})
+            entry = report.setdefault(
+                judge,
+                {"comparisons": 0, **PositionBias().as_json(), **length_preference(0, 0)},
+            )
             entry.update(figures)
     for entry in report.values():
-        entry.setdefault("p_prefer_longer", None)
         entry.setdefault("length_score_rho", None)
         entry.setdefault("length_score_p", None)
         entry.setdefault("length_flagged", False)

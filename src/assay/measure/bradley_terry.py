@@ -6,7 +6,10 @@ P(i beats j) = σ(β_i − β_j) on the aggregated win counts (scipy's L-BFGS-B 
 gradient, to a gradient tolerance of 1e-9), with the first player's β fixed at 0. Strengths are exp(β) normalised to
 sum to 1. The MLE exists only when the win graph is strongly connected (every player both wins
 and loses against the rest, directly or not); otherwise the command reports it instead of
-printing meaningless numbers. Bootstrap intervals resample games with replacement.
+printing meaningless numbers. Bootstrap intervals resample whole games with replacement (a
+game is a win for one side or a tie): each resample draws as many games as were played, over
+the (pair, outcome) cells in proportion to their counts, and is refitted; the interval is the
+2.5th and 97.5th percentiles of the refitted strengths.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class Games:
     j: np.ndarray
     wins_i: np.ndarray  # score of i (ties half)
     wins_j: np.ndarray
+    ties: np.ndarray  # games of the pair that were ties (counted half in wins_i and wins_j)
 
     @property
     def total(self) -> np.ndarray:
@@ -65,7 +69,22 @@ def aggregate(pairs: Sequence[tuple[str, str, str]]) -> Games:
     cells, inverse = np.unique(cell, return_inverse=True)
     wins_lo = np.bincount(inverse, weights=score_lo, minlength=len(cells))
     count = np.bincount(inverse, minlength=len(cells)).astype(float)
-    return Games(names, cells // k, cells % k, wins_lo, count - wins_lo)
+    ties = np.bincount(inverse, weights=(score_lo == 0.5), minlength=len(cells))
+    return Games(names, cells // k, cells % k, wins_lo, count - wins_lo, ties)
+
+
+def resample_games(games: Games, rng: np.random.Generator, size: int) -> np.ndarray:
+    """`size` game-level bootstrap resamples: rows of (wins_i, wins_j) per pair, concatenated.
+
+    Every game is drawn whole, so a resample has as many games as were played and each game
+    keeps its full variance (a tie stays one game worth half a win to each side)."""
+    outright_i = games.wins_i - games.ties / 2
+    outright_j = games.wins_j - games.ties / 2
+    counts = np.concatenate([outright_i, outright_j, games.ties])
+    draws = rng.multinomial(round(float(counts.sum())), counts / counts.sum(), size=size)
+    m = len(games.i)
+    half_ties = draws[:, 2 * m :] / 2.0
+    return np.hstack([draws[:, :m] + half_ties, draws[:, m : 2 * m] + half_ties])
 
 
 def strongly_connected(games: Games) -> bool:
@@ -151,11 +170,7 @@ def _rank(pairs: Sequence[tuple[str, str, str]], bootstrap: int, seed: int) -> l
     low = high = None
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
-        # resample half-game units over the (pair, side) cells: a tie is two halves
-        total = games.total
-        halves = round(float(2 * total.sum()))
-        probs = np.concatenate([games.wins_i, games.wins_j]) / total.sum()
-        draws = rng.multinomial(halves, probs / probs.sum(), size=bootstrap) / 2.0
+        draws = resample_games(games, rng, bootstrap)
         m = len(games.i)
         samples = np.vstack(
             [normalise(fit_log_strengths(games, d[:m], d[m:], start=beta)) for d in draws]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.measure.agreement import DimensionResult
+from assay.measure.thresholds import dimension_key
 from assay.store.db import Store, now_iso
 
 
@@ -108,12 +109,13 @@ def require_calibrated_judge(
     """Why this judge configuration may not gate a release (an empty list: it may).
 
     The configuration is calibrated when its latest stored verdict is PASS on every dimension
-    asked for (default: every dimension it was calibrated on, at least one). `judge` is the
+    asked for (default: every dimension it was calibrated on, at least one; names compared by
+    `dimension_key`, so `self-harm` finds `self_harm`). `judge` is the
     model spec or the `judge:` rater; `prompt_sha256` the hash of its prompt template.
     """
     rater = _normalise_judge(judge)
     stored = {
-        c.dimension: c
+        dimension_key(c.dimension): c
         for c in latest_calibrations(store)
         if c.judge == rater and (c.prompt_sha256 or None) == (prompt_sha256 or None)
     }
@@ -123,7 +125,7 @@ def require_calibrated_judge(
         return [f"judge {config} has no stored calibration; run `assay calibrate --labels FILE`"]
     problems = []
     for dimension in wanted:
-        result = stored.get(dimension)
+        result = stored.get(dimension_key(dimension))
         if result is None:
             problems.append(f"judge {config} is not calibrated on {dimension!r}")
         elif result.verdict != "PASS":
