@@ -100,7 +100,7 @@ def test_judging_under_faults_records_everything_and_reruns_finish(
     answered = by_key([t for t in rows if not t["error"]])
     server = mock_server(rates=rates, seed=7, judge_reply="schema", timeout_sleep=1.0)
     args = judge_args(cases, trials_file, tmp_path, "--judge", JUDGE, "--base-url", server.url,
-                      "--allow-unmetered", "--timeout", 0.3)  # fmt: skip
+                      "--allow-unmetered", "--timeout", 0.6)  # fmt: skip
 
     first = cli(*args, "--retries", 0)
     summary = first.json()
@@ -166,7 +166,7 @@ def test_judge_budget_holds_under_faults(
     answered = by_key([t for t in rows if not t["error"]])
     server = mock_server(rates=ALL_FAULTS, seed=3, judge_reply="schema", timeout_sleep=1.0)
     priced = ["--judge", JUDGE, "--base-url", server.url, "--price", "100,100",
-              "--max-tokens", 200, "--timeout", 0.3, "--retries", 1]  # fmt: skip
+              "--max-tokens", 200, "--timeout", 0.6, "--retries", 1]  # fmt: skip
     budget = 1.0  # a few calls: the worst case of one judge call here is about $0.27
     first = cli(*judge_args(cases, trials_file, tmp_path, *priced, "--budget-usd", budget))
     summary = first.json()
