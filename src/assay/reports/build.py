@@ -247,7 +247,7 @@ def build_report(
         mode=gate.mode,
         verdict=gate.verdict,
         passed=gate.passed,
-        reasons=gate.reasons,
+        reasons=gate.explanation,
         cases_needed=gate.cases_needed,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[

@@ -63,11 +63,20 @@ class GateResult:
 
     @property
     def reasons(self) -> list[str]:
-        wanted = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}[self.verdict]
+        """What failed (FAIL) or is undecided (INCONCLUSIVE); empty when the gate passes."""
+        if self.verdict == "PASS":
+            return []
+        wanted = "fail" if self.verdict == "FAIL" else "inconclusive"
         picked = [c.reason for c in self.checks if c.status == wanted]
         if self.verdict == "INCONCLUSIVE" and not picked:
             picked = ["nothing to compare: no guarded or weighted metric was scored"]
-        return picked + self.notes
+        return picked
+
+    @property
+    def explanation(self) -> list[str]:
+        """For people: the reasons, or on PASS what passed, then the notes."""
+        passed = [c.reason for c in self.checks if c.status == "pass"]
+        return (self.reasons or passed) + self.notes
 
     @property
     def cases_needed(self) -> int | None:
@@ -84,6 +93,7 @@ class GateResult:
             verdict=self.verdict,
             passed=self.passed,
             reasons=self.reasons,
+            notes=list(self.notes),
             cases_needed=self.cases_needed,
             checks=list(self.checks),
         )
