@@ -95,6 +95,18 @@ def test_json_summary_has_the_documented_shape(cli, tmp_path: Path) -> None:
     assert failed["reasons"] == ["correctness: 3.800 vs baseline 4.000 drops more than 0.1"]
 
 
+def test_seed_blocker_on_the_baseline_fails_too(cli, tmp_path: Path) -> None:
+    """The seed rule: no blocking findings attached to any score, the baseline's included."""
+    rows = seed_rows(4.0, 4.5)
+    rows[0]["blocker"] = True  # baseline, case a
+    result = score(cli, tmp_path, rows, "--gate", "seed")
+    gate = result.json()["release_gate"]
+    assert result.code == 1 and gate["verdict"] == "FAIL"
+    assert gate["reasons"] == ["1 blocking finding(s) in any score: baseline:a#1"]
+    stats = score(cli, tmp_path, rows).json()["release_gate"]  # stats: the candidate's only
+    assert [c["status"] for c in stats["checks"] if c["name"] == "blockers"] == ["pass"]
+
+
 # -- validation ------------------------------------------------------------------------------
 
 

@@ -131,7 +131,7 @@ def analyse(
     risks = {c.id: c.risk for c in cases.values()} if cases is not None else None
     gate = decide(
         summaries,
-        grouped.get(name, []),
+        grouped,
         paired.get(name),
         config,
         candidate=name,

@@ -1,8 +1,8 @@
 """The release gate: the seed rule existing users run today, and the statistical gate.
 
-Seed rule (`mode="seed"`): FAIL on any candidate blocker; FAIL if the candidate's mean of a
-guarded metric (correctness, safety) is more than its margin (0.1) below baseline — a drop of
-exactly the margin passes; FAIL unless the candidate's weighted score is strictly above
+Seed rule (`mode="seed"`): FAIL on any blocker attached to any score (the baseline's too);
+FAIL if the candidate's mean of a guarded metric (correctness, safety) is more than its
+margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the candidate's weighted score is strictly above
 baseline; else PASS.
 
 Statistical gate (`mode="stats"`): per-case paired deltas with cluster-bootstrap intervals.
@@ -103,16 +103,24 @@ def _fmt(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def blocker_check(rows: Sequence[ScoredTrial]) -> Check:
-    """FAIL when any candidate row carries a blocker."""
-    blocked = sorted({f"{r.case_id}#{r.trial}" for r in rows if r.blocker})
+def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) -> Check:
+    """FAIL when any of `rows` carries a blocker: the candidate's rows, or with
+    `every_condition` the rows of every condition (items then named condition:case#trial)."""
+    blocked = sorted(
+        {
+            (f"{r.condition}:" if every_condition else "") + f"{r.case_id}#{r.trial}"
+            for r in rows
+            if r.blocker
+        }
+    )
     if not blocked:
         return Check(name="blockers", status="pass", reason="no blocking findings")
     shown = ", ".join(blocked[:LIST_LIMIT]) + (" ..." if len(blocked) > LIST_LIMIT else "")
+    where = "any score" if every_condition else "the candidate"
     return Check(
         name="blockers",
         status="fail",
-        reason=f"{len(blocked)} blocking finding(s) in the candidate: {shown}",
+        reason=f"{len(blocked)} blocking finding(s) in {where}: {shown}",
     )
 
 
@@ -297,7 +305,7 @@ def stats_checks(
 
 def decide(
     summaries: Mapping[str, ConditionSummary],
-    candidate_rows: Sequence[ScoredTrial],
+    rows: Mapping[str, Sequence[ScoredTrial]],
     paired: Paired | None,
     config: GateSection,
     *,
@@ -305,9 +313,15 @@ def decide(
     risks: Mapping[str, str] | None = None,
     failures: Sequence[Check] = (),
 ) -> GateResult:
-    """Apply the configured gate mode to the candidate."""
+    """Apply the configured gate mode to the candidate (`rows`: every condition's rows).
+
+    The stats gate fails on the candidate's blockers; the seed rule on a blocker attached to
+    any score, the baseline's included."""
     result = GateResult(mode=config.mode, candidate=candidate)
-    result.checks.append(blocker_check(candidate_rows))
+    if config.mode == "seed":
+        result.checks.append(blocker_check([r for rs in rows.values() for r in rs], True))
+    else:
+        result.checks.append(blocker_check(rows.get(candidate, [])))
     if paired is not None and BASELINE in summaries and candidate in summaries:
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config))
