@@ -324,9 +324,37 @@ def test_one_case_is_never_enough_to_pass(cli, tmp_path: Path) -> None:
 def test_bundled_example(cli) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "gate"
     stats = cli("score", example / "scores.jsonl", "--cases", example / "cases.jsonl")
-    assert stats.code == 1 and stats.json()["release_gate"]["verdict"] == "INCONCLUSIVE"
+    gate = stats.json()["release_gate"]
+    assert stats.code == 0 and gate["verdict"] == "PASS", gate["reasons"]
+    assert {c["scope"] for c in gate["checks"]} == {"all", "risk:low", "risk:medium", "risk:high"}
     seed = cli("score", example / "scores.jsonl", "--gate", "seed")
     assert seed.code == 0 and seed.json()["release_gate"]["verdict"] == "PASS"
+
+
+def test_inconclusive_says_how_many_cases_would_settle_it(cli, tmp_path: Path) -> None:
+    rows = simulated(12, 0.3)
+    table = score(cli, tmp_path, rows, "--format", "table")
+    summary = score(cli, tmp_path, rows).json()["release_gate"]
+    assert table.code == 1 and summary["verdict"] == "INCONCLUSIVE" and summary["cases_needed"]
+    assert (
+        "release gate (stats, candidate candidate): INCONCLUSIVE: about"
+        f" {summary['cases_needed']} cases would likely settle it (have 12)" in table.stdout
+    )
+
+
+def test_a_risk_tier_counts_the_cases_needed_in_all(cli, tmp_path: Path) -> None:
+    rows = simulated(30, 0.2, seed=3)
+    cases = [make_case(f"c{i}", risk=("low", "medium", "high")[i % 3]) for i in range(30)]
+    cases_path = write_jsonl(tmp_path / "cases.jsonl", cases)
+    gate = score(cli, tmp_path, rows, "--cases", str(cases_path)).json()["release_gate"]
+    tiers = [c for c in gate["checks"] if c["scope"] != "all" and c["status"] == "inconclusive"]
+    assert tiers, gate["checks"]
+    for check in tiers:
+        assert check["cases_needed"] > 30
+        assert (
+            f"about {check['cases_needed']} cases in all would likely resolve it" in check["reason"]
+        )
+        assert "(have 30 in all, 10 " in check["reason"]
 
 
 def test_bootstrap_fast_path_matches_resampling_cases() -> None:

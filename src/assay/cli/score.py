@@ -43,10 +43,8 @@ def table_lines(analysis: Analysis) -> list[str]:
             )
     gate = analysis.gate
     lines.append("")
-    lines.append(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
+    lines.append(gate.headline)
     lines.extend(f"  - {reason}" for reason in gate.explanation)
-    if gate.cases_needed:
-        lines.append(f"  cases needed: about {gate.cases_needed}")
     return lines
 
 

@@ -47,6 +47,8 @@ class GateResult:
     candidate: str
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cases: int | None = None
+    """Cases paired with baseline (None when there is no baseline)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -86,6 +88,16 @@ class GateResult:
         known = [n for n in needed if n is not None]
         return max(known) if known else None
 
+    @property
+    def headline(self) -> str:
+        """One line for people: mode, candidate, verdict, and when INCONCLUSIVE how many cases
+        would likely settle it."""
+        line = f"release gate ({self.mode}, candidate {self.candidate}): {self.verdict}"
+        if self.cases_needed:
+            have = f" (have {self.cases})" if self.cases is not None else ""
+            line += f": about {self.cases_needed} cases would likely settle it{have}"
+        return line
+
     def summary(self) -> ReleaseGate:
         return ReleaseGate(
             mode=self.mode,
@@ -124,12 +136,17 @@ def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) ->
     )
 
 
-def cases_for(distance: float, sd: float, z: float, have: int, scale: float = 1.0) -> int | None:
-    """Cases likely needed for the interval to clear a bound `distance` away from the mean."""
+def cases_for(
+    distance: float, sd: float, z: float, have: int, scale: float = 1.0, total: int | None = None
+) -> int | None:
+    """Cases likely needed for the interval to clear a bound `distance` away from the mean.
+
+    `have` cases gave the interval; for a risk tier, `scale` is all cases over the tier's
+    and `total` the cases there are in all, so the estimate counts cases in all."""
     if distance <= TOLERANCE or have < 2:
         return None
     need = math.ceil(scale * (z * sd / distance) ** 2)
-    return max(need, have + 1)
+    return max(need, (have if total is None else total) + 1)
 
 
 def _interval_check(
@@ -164,9 +181,18 @@ def _figures(interval: Delta) -> str:
 
 
 def non_inferiority(
-    metric: str, interval: Delta, margin: float, z: float, scope: str = "all", scale: float = 1.0
+    metric: str,
+    interval: Delta,
+    margin: float,
+    z: float,
+    scope: str = "all",
+    scale: float = 1.0,
+    total: int | None = None,
 ) -> Check:
-    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin."""
+    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin.
+
+    Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
+    the cases in all: an undecided check says how many cases in all would likely settle it."""
     bound = -margin
     limit = f"-{margin:g}" if margin else "0"
     where = f" ({scope} cases)" if scope != "all" else ""
@@ -178,15 +204,21 @@ def non_inferiority(
     if interval.ci_low >= bound - TOLERANCE:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
-    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale)
+    tier = total is not None and scope != "all"
+    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale, total)
     if need:
-        hint = f"about {need} cases{' in all' if scope != 'all' else ''} would likely resolve it"
+        hint = f"about {need} cases{' in all' if tier else ''} would likely resolve it"
     elif interval.cases < 2:
         hint = "an interval needs at least 2 cases"
     else:
         hint = "more cases are unlikely to resolve it at this mean"
+    have = (
+        f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
+        if tier
+        else f"have {interval.cases}"
+    )
     verb = "is undecided against" if math.isnan(interval.ci_low) else "reaches below"
-    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} (have {interval.cases})"
+    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
 
 
@@ -298,7 +330,9 @@ def stats_checks(
             continue
         for metric, interval in tier_intervals.items():
             checks.append(
-                non_inferiority(metric, interval, margin, z, f"risk:{tier}", total / len(rows))
+                non_inferiority(
+                    metric, interval, margin, z, f"risk:{tier}", total / len(rows), total
+                )
             )
     return checks, notes
 
@@ -323,6 +357,7 @@ def decide(
     else:
         result.checks.append(blocker_check(rows.get(candidate, [])))
     if paired is not None and BASELINE in summaries and candidate in summaries:
+        result.cases = len(paired.case_ids)
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config))
             result.notes.extend(
