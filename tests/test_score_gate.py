@@ -175,6 +175,38 @@ def test_weights_are_normalised_and_absent_metric_is_an_error(cli, tmp_path: Pat
     assert score(cli, tmp_path, rows, "--weights", "correctness=x").code == 2
 
 
+def test_rubric_judge_rows_are_weighed_on_their_own_metrics(cli, tmp_path: Path) -> None:
+    """Rows from a rubric judge carry its criteria, not the five defaults: without --weights
+    they are weighed equally (a suite's [judge] rubric gives its criteria weights)."""
+    rows = [
+        {"case_id": c, "trial": 1, "condition": cond, "accuracy": v, "tone": v + (c == "a")}
+        for c in "abcdef"
+        for cond, v in (("baseline", 2), ("candidate", 4))
+    ]
+    result = score(cli, tmp_path, rows)
+    assert result.code == 0, result.stderr
+    assert result.json()["weights"] == {"accuracy": 0.5, "tone": 0.5}
+    assert result.json()["candidate"]["accuracy"] == 4
+    rubric = tmp_path / "rubric.yaml"
+    levels = "".join(f"  - {{score: {i}, label: l{i}, description: d{i}}}\n" for i in range(1, 6))
+    rubric.write_text(
+        "name: support\ndescription: support answers\nlevels:\n" + levels + "criteria:\n"
+        "  - {name: accuracy, description: right, weight: 3}\n"
+        "  - {name: tone, description: kind, weight: 1}\n",
+        encoding="utf-8",
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[judge]\nrubric = "rubric.yaml"\n', encoding="utf-8")
+    from_suite = score(cli, tmp_path, rows, "--suite", str(suite))
+    assert from_suite.json()["weights"] == {"accuracy": 0.75, "tone": 0.25}, from_suite.stderr
+    disjoint = [{**r, "tone": None} if r["case_id"] == "a" else r for r in rows]
+    disjoint = [{k: v for k, v in r.items() if v is not None} for r in disjoint]
+    disjoint[0] = {k: v for k, v in disjoint[0].items() if k != "accuracy"}
+    disjoint[0]["clarity"] = 3
+    bad = score(cli, tmp_path, disjoint)
+    assert bad.code == 2 and "no metric is on every score row" in bad.stderr
+
+
 def test_float_noise_never_turns_a_tie_into_a_win(cli, tmp_path: Path) -> None:
     # 0.1 + 0.2 != 0.3 in binary floating point; the tolerance makes them equal.
     rows = [row("a", "baseline", value=0.3 + 3), row("a", "candidate", value=0.1 + 0.2 + 3)]

@@ -57,7 +57,11 @@ def score(
     ] = None,
     weights: Annotated[
         str | None,
-        typer.Option(help="METRIC=W,... (normalised). Default: the suite's, else the rubric's."),
+        typer.Option(
+            help="METRIC=W,... (normalised). Default: the suite's; else 0.3/0.2/0.2/0.2/0.1 when"
+            " the rows carry the five default metrics; else equal weights over the metrics on"
+            " every row (e.g. a rubric judge's criteria)."
+        ),
     ] = None,
     gate: Annotated[
         Literal["seed", "stats"] | None,
