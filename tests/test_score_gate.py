@@ -353,6 +353,22 @@ def test_one_case_is_never_enough_to_pass(cli, tmp_path: Path) -> None:
     assert result.json()["comparisons"]["candidate"]["weighted_score"]["ci_low"] is None
 
 
+def test_one_case_prints_no_interval_in_words_everywhere(cli, tmp_path: Path) -> None:
+    """The table and the reports say what the gate says, never `[+nan, +nan]` or `[–, –]`."""
+    rows = [row("a", "baseline", value=2), row("a", "candidate", value=5)]
+    table = score(cli, tmp_path, rows, "--format", "table").stdout
+    assert "nan" not in table
+    assert "weighted_score  +3.000  [no interval from 1 case]  (1 case)" in table
+    out = tmp_path / "report"
+    made = cli("report", "--scores", tmp_path / "scores.jsonl", "--out", out, "--format", "md,html")
+    assert made.code == 1, made.stderr
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "| weighted_score | +3.000 | [no interval from 1 case] | 1 |" in markdown
+    assert "[–, –]" not in markdown
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert '<td class="n">[no interval from 1 case]</td>' in html
+
+
 def test_bundled_example(cli) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "gate"
     stats = cli("score", example / "scores.jsonl", "--cases", example / "cases.jsonl")

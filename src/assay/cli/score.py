@@ -11,6 +11,7 @@ from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import Analysis
+from assay.verdict.checks import interval_text
 from assay.verdict.rows import BASELINE
 
 
@@ -37,9 +38,10 @@ def table_lines(analysis: Analysis) -> list[str]:
         lines.append("")
         lines.append(f"{name} - {BASELINE} (paired by case, 95% CI):")
         for metric, d in paired.intervals.items():
+            cases = f"{d.cases} case{'' if d.cases == 1 else 's'}"
             lines.append(
-                f"  {metric.ljust(width)}{d.delta:+.3f}  [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
-                f"  ({d.cases} cases)"
+                f"  {metric.ljust(width)}{d.delta:+.3f}  {interval_text(d.ci_low, d.ci_high, d.cases)}"
+                f"  ({cases})"
             )
     gate = analysis.gate
     lines.append("")

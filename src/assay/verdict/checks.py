@@ -27,6 +27,14 @@ def rounded(value: float | None) -> float | None:
     return round(value, 6) if value is not None and math.isfinite(value) else None
 
 
+def interval_text(low: float | None, high: float | None, cases: int) -> str:
+    """A bootstrap interval as every output prints it: `[+0.292, +0.896]`, or in words when
+    there is none (`[no interval from 1 case]`: one case says nothing about the spread)."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"[no interval from {cases} case{'' if cases == 1 else 's'}]"
+    return f"[{low:+.3f}, {high:+.3f}]"
+
+
 Figure = Annotated[float | None, PlainSerializer(rounded, return_type=float | None)]
 
 

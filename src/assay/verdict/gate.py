@@ -31,7 +31,7 @@ import numpy as np
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
 from assay.store import Store
-from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict
+from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict, interval_text
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -175,9 +175,8 @@ def _interval_check(
 
 
 def _figures(interval: Delta) -> str:
-    if math.isnan(interval.ci_low):
-        return f"{_fmt(interval.delta)} [no interval from {interval.cases} case]"
-    return f"{_fmt(interval.delta)} [{_fmt(interval.ci_low)}, {_fmt(interval.ci_high)}]"
+    bounds = interval_text(interval.ci_low, interval.ci_high, interval.cases)
+    return f"{_fmt(interval.delta)} {bounds}"
 
 
 def non_inferiority(
