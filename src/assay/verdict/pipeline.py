@@ -105,6 +105,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
                 if isinstance(v, int | float) and not isinstance(v, bool)
             },
             blocker=s.blocker,
+            flagged=s.blocker,
             source=s.source,
             notes=s.notes,
             evidence=evidence_text(s),

@@ -17,6 +17,17 @@ BASELINE = "baseline"
 LIST_LIMIT = 20
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A blocking finding a deterministic scorer raised on one trial."""
+
+    scorer: str
+    text: str = "blocking finding"
+
+    def __str__(self) -> str:
+        return f"{self.scorer}: {self.text}"
+
+
 @dataclass(slots=True)
 class ScoredTrial:
     """One trial's numbers under one condition: rubric metrics and/or deterministic metrics."""
@@ -29,7 +40,10 @@ class ScoredTrial:
     line: int | None = None
     source: str | None = None
     notes: str | None = None
-    findings: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """The deterministic scorers' blocking findings on this trial."""
+    flagged: bool = False
+    """The score row itself says `blocker: true`: its `source` (a judge or a person) raised it."""
     evidence: str | None = None
     judge_prompt_sha256: str | None = None
     judge_model: str | None = None
@@ -142,6 +156,7 @@ def load_scores(path: Path, rubric: Rubric, *, infer_weights: bool = False) -> l
                 condition=record.condition,
                 metrics=metrics,
                 blocker=record.blocker,
+                flagged=record.blocker,
                 line=line,
                 source=record.source,
                 notes=record.notes,
