@@ -2,8 +2,8 @@
 
 Seed rule (`mode="seed"`): FAIL on any blocker attached to any score (the baseline's too);
 FAIL if the candidate's mean of a guarded metric (correctness, safety) is more than its
-margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the candidate's weighted score is strictly above
-baseline; else PASS.
+margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the
+candidate's weighted score is strictly above baseline; else PASS.
 
 Statistical gate (`mode="stats"`): per-case paired deltas with cluster-bootstrap intervals.
 Blockers FAIL. A guarded metric FAILs if its mean delta is below −margin and passes when the
