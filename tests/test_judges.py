@@ -337,6 +337,30 @@ def test_cascade_accepts_at_the_screen_and_queues_doubtful_items(
     assert all(q[5] == "judge:mock:fair" for q in queued)
 
 
+def test_cascade_summary_says_plainly_what_the_screen_cost(
+    cli: Any, files: dict[str, Path]
+) -> None:
+    def text(*args: str) -> str:
+        argv = ["judge", "--trials", files["trials"], "--cases", files["cases"]]
+        result = cli(*argv, "--output", files["out"], "--store", files["store"], *args)
+        assert result.code == 0, result.stderr
+        return str(result.stdout)
+
+    some = text("--judge", "mock:fair", "--screen", "mock:fair", "--review-threshold", "0.99")
+    assert (
+        "cascade: the screen settled 3 item(s), avoiding 3 full-judge calls, but cost 6 calls:"
+        " 3 more than the full judge alone" in some
+    ), some
+    # Only rambling answers: the screen accepts none of them.
+    write_jsonl(
+        files["trials"],
+        [trial(f"c{i}", c, BAD) for i in range(3) for c in ("baseline", "candidate")],
+    )
+    none = text("--judge", "mock:fair", "--screen", "mock:fair")
+    assert "cascade: the screen cost 6 extra calls and settled none" in none, none
+    assert "-6" not in none
+
+
 def test_cascade_pairwise_queues_inconsistent_verdicts(cli: Any, files: dict[str, Path]) -> None:
     result = judge(
         cli, files, "--mode", "pairwise", "--judge", "mock:first", "--screen", "mock:first"

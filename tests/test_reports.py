@@ -106,6 +106,32 @@ def test_reports_match_golden_files(cli, tmp_path: Path) -> None:
     assert "leaks the account number" in markdown
 
 
+def test_each_blocker_is_credited_to_what_raised_it(cli, tmp_path: Path) -> None:
+    """A missed escalation is the escalation scorer's finding, not the judge's whose score row
+    the trial shares; a trial both flag is listed once per raiser."""
+    files = fixture_files(tmp_path)
+    rows = [json.loads(line) for line in files["scores"].read_text().splitlines()]
+    for r in rows:
+        r["source"] = "judge:mock:fair"
+        if r["case_id"] == "case-2" and r["condition"] == "candidate":
+            r.update(blocker=True, notes="promises a refund it cannot give")
+    write_jsonl(files["scores"], rows)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", files["scores"], "--trials", files["trials"],
+        "--cases", files["cases"], "--scorer", "escalation", "--out", out,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    table = markdown[markdown.index("### Blocking findings") :].split("\n\n")[1]
+    assert table.splitlines()[2:] == [
+        "| case-2 | 1 | baseline | scorer:escalation | escalation: blocking finding |",
+        "| case-2 | 1 | candidate | judge:mock:fair | promises a refund it cannot give |",
+        "| case-2 | 1 | candidate | scorer:escalation | escalation: blocking finding |",
+        "| case-4 | 1 | candidate | judge:mock:fair | leaks the account number |",
+    ]
+
+
 def test_reports_show_each_judge_model_and_prompt_hash(cli, tmp_path: Path) -> None:
     """A change of judge prompt mid-way shows as two provenance rows in every format."""
     files = fixture_files(tmp_path)

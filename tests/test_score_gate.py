@@ -76,6 +76,37 @@ def test_seed_blocker_fails(cli, tmp_path: Path) -> None:
     assert "blocking finding" in result.json()["release_gate"]["reasons"][0]
 
 
+def test_json_summary_has_the_documented_shape(cli, tmp_path: Path) -> None:
+    """Top-level weights, baseline and candidate objects (weighted score and per-metric
+    means) and release_gate with passed and reasons (empty on PASS, what failed otherwise)."""
+    result = score(cli, tmp_path, simulated(60, 1.0))
+    summary = result.json()
+    assert result.code == 0 and summary["weights"]["correctness"] == 0.3
+    for name in ("baseline", "candidate"):
+        figures = summary[name]
+        assert figures == summary["conditions"][name]
+        assert set(figures) >= {"weighted_score", *METRICS}
+    assert summary["candidate"]["weighted_score"] > summary["baseline"]["weighted_score"]
+    assert summary["candidate_condition"] == summary["release_gate"]["candidate"] == "candidate"
+    gate = summary["release_gate"]
+    assert gate["passed"] is True and gate["reasons"] == []
+    failed = score(cli, tmp_path, seed_rows(3.8, 3.5), "--gate", "seed").json()["release_gate"]
+    assert failed["passed"] is False
+    assert failed["reasons"] == ["correctness: 3.800 vs baseline 4.000 drops more than 0.1"]
+
+
+def test_seed_blocker_on_the_baseline_fails_too(cli, tmp_path: Path) -> None:
+    """The seed rule: no blocking findings attached to any score, the baseline's included."""
+    rows = seed_rows(4.0, 4.5)
+    rows[0]["blocker"] = True  # baseline, case a
+    result = score(cli, tmp_path, rows, "--gate", "seed")
+    gate = result.json()["release_gate"]
+    assert result.code == 1 and gate["verdict"] == "FAIL"
+    assert gate["reasons"] == ["1 blocking finding(s) in any score: baseline:a#1"]
+    stats = score(cli, tmp_path, rows).json()["release_gate"]  # stats: the candidate's only
+    assert [c["status"] for c in stats["checks"] if c["name"] == "blockers"] == ["pass"]
+
+
 # -- validation ------------------------------------------------------------------------------
 
 
@@ -142,6 +173,38 @@ def test_weights_are_normalised_and_absent_metric_is_an_error(cli, tmp_path: Pat
     assert bad.code == 2
     assert "helpfulness: weighted metric is absent from every row" in bad.stderr
     assert score(cli, tmp_path, rows, "--weights", "correctness=x").code == 2
+
+
+def test_rubric_judge_rows_are_weighed_on_their_own_metrics(cli, tmp_path: Path) -> None:
+    """Rows from a rubric judge carry its criteria, not the five defaults: without --weights
+    they are weighed equally (a suite's [judge] rubric gives its criteria weights)."""
+    rows = [
+        {"case_id": c, "trial": 1, "condition": cond, "accuracy": v, "tone": v + (c == "a")}
+        for c in "abcdef"
+        for cond, v in (("baseline", 2), ("candidate", 4))
+    ]
+    result = score(cli, tmp_path, rows)
+    assert result.code == 0, result.stderr
+    assert result.json()["weights"] == {"accuracy": 0.5, "tone": 0.5}
+    assert result.json()["candidate"]["accuracy"] == 4
+    rubric = tmp_path / "rubric.yaml"
+    levels = "".join(f"  - {{score: {i}, label: l{i}, description: d{i}}}\n" for i in range(1, 6))
+    rubric.write_text(
+        "name: support\ndescription: support answers\nlevels:\n" + levels + "criteria:\n"
+        "  - {name: accuracy, description: right, weight: 3}\n"
+        "  - {name: tone, description: kind, weight: 1}\n",
+        encoding="utf-8",
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[judge]\nrubric = "rubric.yaml"\n', encoding="utf-8")
+    from_suite = score(cli, tmp_path, rows, "--suite", str(suite))
+    assert from_suite.json()["weights"] == {"accuracy": 0.75, "tone": 0.25}, from_suite.stderr
+    disjoint = [{**r, "tone": None} if r["case_id"] == "a" else r for r in rows]
+    disjoint = [{k: v for k, v in r.items() if v is not None} for r in disjoint]
+    disjoint[0] = {k: v for k, v in disjoint[0].items() if k != "accuracy"}
+    disjoint[0]["clarity"] = 3
+    bad = score(cli, tmp_path, disjoint)
+    assert bad.code == 2 and "no metric is on every score row" in bad.stderr
 
 
 def test_float_noise_never_turns_a_tie_into_a_win(cli, tmp_path: Path) -> None:
@@ -235,7 +298,8 @@ def test_risk_tiers_fail_a_high_risk_regression(cli, tmp_path: Path) -> None:
     cases_path = write_jsonl(tmp_path / "cases.jsonl", cases)
     without = score(cli, tmp_path, rows)
     assert without.json()["release_gate"]["verdict"] == "PASS"
-    assert any("risk tiers skipped" in r for r in without.json()["release_gate"]["reasons"])
+    assert without.json()["release_gate"]["reasons"] == []  # nothing failed
+    assert any("risk tiers skipped" in r for r in without.json()["release_gate"]["notes"])
     result = score(cli, tmp_path, rows, "--cases", str(cases_path))
     gate = result.json()["release_gate"]
     assert result.code == 1 and gate["verdict"] == "FAIL"
@@ -289,12 +353,56 @@ def test_one_case_is_never_enough_to_pass(cli, tmp_path: Path) -> None:
     assert result.json()["comparisons"]["candidate"]["weighted_score"]["ci_low"] is None
 
 
+def test_one_case_prints_no_interval_in_words_everywhere(cli, tmp_path: Path) -> None:
+    """The table and the reports say what the gate says, never `[+nan, +nan]` or `[–, –]`."""
+    rows = [row("a", "baseline", value=2), row("a", "candidate", value=5)]
+    table = score(cli, tmp_path, rows, "--format", "table").stdout
+    assert "nan" not in table
+    assert "weighted_score  +3.000  [no interval from 1 case]  (1 case)" in table
+    out = tmp_path / "report"
+    made = cli("report", "--scores", tmp_path / "scores.jsonl", "--out", out, "--format", "md,html")
+    assert made.code == 1, made.stderr
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "| weighted_score | +3.000 | [no interval from 1 case] | 1 |" in markdown
+    assert "[–, –]" not in markdown
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert '<td class="n">[no interval from 1 case]</td>' in html
+
+
 def test_bundled_example(cli) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "gate"
     stats = cli("score", example / "scores.jsonl", "--cases", example / "cases.jsonl")
-    assert stats.code == 1 and stats.json()["release_gate"]["verdict"] == "INCONCLUSIVE"
+    gate = stats.json()["release_gate"]
+    assert stats.code == 0 and gate["verdict"] == "PASS", gate["reasons"]
+    assert {c["scope"] for c in gate["checks"]} == {"all", "risk:low", "risk:medium", "risk:high"}
     seed = cli("score", example / "scores.jsonl", "--gate", "seed")
     assert seed.code == 0 and seed.json()["release_gate"]["verdict"] == "PASS"
+
+
+def test_inconclusive_says_how_many_cases_would_settle_it(cli, tmp_path: Path) -> None:
+    rows = simulated(12, 0.3)
+    table = score(cli, tmp_path, rows, "--format", "table")
+    summary = score(cli, tmp_path, rows).json()["release_gate"]
+    assert table.code == 1 and summary["verdict"] == "INCONCLUSIVE" and summary["cases_needed"]
+    assert (
+        "release gate (stats, candidate candidate): INCONCLUSIVE: about"
+        f" {summary['cases_needed']} cases would likely settle it (have 12)" in table.stdout
+    )
+
+
+def test_a_risk_tier_counts_the_cases_needed_in_all(cli, tmp_path: Path) -> None:
+    rows = simulated(30, 0.2, seed=3)
+    cases = [make_case(f"c{i}", risk=("low", "medium", "high")[i % 3]) for i in range(30)]
+    cases_path = write_jsonl(tmp_path / "cases.jsonl", cases)
+    gate = score(cli, tmp_path, rows, "--cases", str(cases_path)).json()["release_gate"]
+    tiers = [c for c in gate["checks"] if c["scope"] != "all" and c["status"] == "inconclusive"]
+    assert tiers, gate["checks"]
+    for check in tiers:
+        assert check["cases_needed"] > 30
+        assert (
+            f"about {check['cases_needed']} cases in all would likely resolve it" in check["reason"]
+        )
+        assert "(have 30 in all, 10 " in check["reason"]
 
 
 def test_bootstrap_fast_path_matches_resampling_cases() -> None:

@@ -139,7 +139,7 @@ def _score_rows(
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
     if isinstance(scores, str | Path):
-        rows = load_scores(Path(scores), rubric)
+        rows = load_scores(Path(scores), rubric, infer_weights=config.weights is None)
         where: object = scores
     else:
         rows = rows_from_scores(list(scores), rubric)

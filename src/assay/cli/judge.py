@@ -18,6 +18,20 @@ from assay.scorers.judge.config import family_warnings
 from assay.store import DEFAULT_STORE
 
 
+def cascade_text(cascade: dict[str, Any], settled: int) -> str:
+    """The cascade's savings in words: what the screen settled and what it cost or saved."""
+    avoided, spent = cascade["full_judge_calls_avoided"], cascade["screen_calls"]
+    saved = cascade["calls_saved"]
+    if not avoided:
+        return f"cascade: the screen cost {spent} extra calls and settled none"
+    done = f"cascade: the screen settled {settled} item(s), avoiding {avoided} full-judge calls"
+    if saved > 0:
+        return f"{done}, for {spent} screen calls: {saved} calls saved"
+    if saved == 0:
+        return f"{done}, but cost {spent} calls: as many as the full judge alone"
+    return f"{done}, but cost {spent} calls: {-saved} more than the full judge alone"
+
+
 def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
     out(
         f"judged {data['judged']}/{data['items']} items ({data['resumed']} already in the store),"
@@ -33,10 +47,7 @@ def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
         out("settled by tier: " + ", ".join(f"{k} {v}" for k, v in data["tiers"].items()))
     cascade = data.get("cascade")
     if cascade:
-        out(
-            f"cascade: {cascade['full_judge_calls_avoided']} full-judge calls avoided,"
-            f" {cascade['screen_calls']} screen calls, {cascade['calls_saved']} calls saved"
-        )
+        out(cascade_text(cascade, data["tiers"].get("screen", 0)))
     for name, value in (data.get("krippendorff_alpha") or {}).items():
         out(f"krippendorff alpha ({name}): {'n/a' if value is None else f'{value:.3f}'}")
     for line in result.failures:

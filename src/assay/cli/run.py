@@ -86,8 +86,8 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     if evaluation is not None:
         gate = evaluation.evaluation.analysis.gate
         say = err if as_json else out
-        say(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
-        for reason in gate.reasons:
+        say(gate.headline)
+        for reason in gate.explanation:
             say(f"  - {reason}")
         say(f"reports: {evaluation.output}")
 

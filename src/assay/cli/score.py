@@ -11,6 +11,7 @@ from assay.cli.app import app
 from assay.cli.output import out, print_json
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import Analysis
+from assay.verdict.checks import interval_text
 from assay.verdict.rows import BASELINE
 
 
@@ -37,16 +38,15 @@ def table_lines(analysis: Analysis) -> list[str]:
         lines.append("")
         lines.append(f"{name} - {BASELINE} (paired by case, 95% CI):")
         for metric, d in paired.intervals.items():
+            cases = f"{d.cases} case{'' if d.cases == 1 else 's'}"
             lines.append(
-                f"  {metric.ljust(width)}{d.delta:+.3f}  [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
-                f"  ({d.cases} cases)"
+                f"  {metric.ljust(width)}{d.delta:+.3f}  {interval_text(d.ci_low, d.ci_high, d.cases)}"
+                f"  ({cases})"
             )
     gate = analysis.gate
     lines.append("")
-    lines.append(f"release gate ({gate.mode}, candidate {gate.candidate}): {gate.verdict}")
-    lines.extend(f"  - {reason}" for reason in gate.reasons)
-    if gate.cases_needed:
-        lines.append(f"  cases needed: about {gate.cases_needed}")
+    lines.append(gate.headline)
+    lines.extend(f"  - {reason}" for reason in gate.explanation)
     return lines
 
 
@@ -59,7 +59,11 @@ def score(
     ] = None,
     weights: Annotated[
         str | None,
-        typer.Option(help="METRIC=W,... (normalised). Default: the suite's, else the rubric's."),
+        typer.Option(
+            help="METRIC=W,... (normalised). Default: the suite's; else 0.3/0.2/0.2/0.2/0.1 when"
+            " the rows carry the five default metrics; else equal weights over the metrics on"
+            " every row (e.g. a rubric judge's criteria)."
+        ),
     ] = None,
     gate: Annotated[
         Literal["seed", "stats"] | None,

@@ -126,7 +126,7 @@ def _case_checks(
     for case_id in sorted({r.case_id for r in rows} | set(means)):
         blocked = [r for r in rows if r.case_id == case_id and r.blocker]
         detail = "; ".join(
-            f"trial {r.trial}: {', '.join([*(r.findings or []), *([r.notes] if r.notes else [])]) or 'blocker'}"
+            f"trial {r.trial}: {', '.join([*map(str, r.findings), *([r.notes] if r.notes else [])]) or 'blocker'}"
             for r in blocked
         )
         checks.append(
@@ -210,6 +210,24 @@ def _judges(analysis: Analysis, comparisons: Sequence[Comparison]) -> list[Judge
     ]
 
 
+def blockers(analysis: Analysis) -> list[Blocker]:
+    """Every blocking finding, credited to what raised it: the score row's source (a judge or
+    a person) for `blocker: true`, `scorer:NAME` for a deterministic scorer's finding."""
+    found = []
+    for rows in analysis.rows.values():
+        for r in rows:
+            if not r.blocker:
+                continue
+            where = {"case_id": r.case_id, "trial": r.trial, "condition": r.condition}
+            if r.flagged or not r.findings:
+                found.append(Blocker(**where, source=r.source, notes=r.notes))
+            found.extend(
+                Blocker(**where, source=f"scorer:{f.scorer}", notes=None, findings=[str(f)])
+                for f in r.findings
+            )
+    return found
+
+
 def build_report(
     analysis: Analysis,
     *,
@@ -247,7 +265,7 @@ def build_report(
         mode=gate.mode,
         verdict=gate.verdict,
         passed=gate.passed,
-        reasons=gate.reasons,
+        reasons=gate.explanation,
         cases_needed=gate.cases_needed,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[
@@ -278,19 +296,7 @@ def build_report(
         ],
         checks=list(gate.checks),
         worst_regressions=_regressions(analysis, worst),
-        blockers=[
-            Blocker(
-                case_id=r.case_id,
-                trial=r.trial,
-                condition=r.condition,
-                source=r.source,
-                notes=r.notes,
-                findings=list(r.findings),
-            )
-            for rows in analysis.rows.values()
-            for r in rows
-            if r.blocker
-        ],
+        blockers=blockers(analysis),
         by_risk=_groups(analysis, lambda c: c.risk, cases) if cases else [],
         by_category=_groups(analysis, lambda c: c.category, cases) if cases else [],
         case_checks=_case_checks(analysis, results, thresholds or {}),

@@ -167,7 +167,7 @@ def _evidence(row: ScoredTrial) -> Evidence | None:
         blocker=row.blocker,
         notes=row.notes,
         evidence=row.evidence,
-        findings=list(row.findings),
+        findings=[str(f) for f in row.findings],
     )
 
 

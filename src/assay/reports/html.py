@@ -20,8 +20,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from assay.reports import charts
-from assay.reports.model import CalibrationMatrix, Report
+from assay.reports.model import CalibrationMatrix, MetricDelta, Report
 from assay.reports.svg import SVG_NS, XLINK_NS
+from assay.verdict.checks import interval_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -32,6 +33,10 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 def _signed(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:+.{digits}f}"
+
+
+def _interval(delta: MetricDelta) -> str:
+    return interval_text(delta.ci_low, delta.ci_high, delta.cases)
 
 
 def _heat(count: int, total: int) -> str:
@@ -67,7 +72,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=_num, signed=_signed, heat=_heat, tone=_tone)
+    env.filters.update(num=_num, signed=_signed, interval=_interval, heat=_heat, tone=_tone)
     return env
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from assay.core.jsonl import atomic_writer
-from assay.reports.model import Report
+from assay.reports.model import MetricDelta, Report
+from assay.verdict.checks import interval_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 FILES = {
@@ -27,6 +28,10 @@ def _num(value: float | None) -> str:
 
 def _signed(value: float | None) -> str:
     return "–" if value is None else f"{value:+.3f}"
+
+
+def _interval(delta: MetricDelta) -> str:
+    return interval_text(delta.ci_low, delta.ci_high, delta.cases)
 
 
 def _cell(text: str) -> str:
@@ -49,7 +54,9 @@ def environment() -> Environment:
         autoescape=False,  # Markdown, not HTML
         keep_trailing_newline=True,
     )
-    env.filters.update(num=_num, signed=_signed, cell=_cell, drops=_drops, figures=_figures)
+    env.filters.update(
+        num=_num, signed=_signed, interval=_interval, cell=_cell, drops=_drops, figures=_figures
+    )
     return env
 
 

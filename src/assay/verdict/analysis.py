@@ -9,7 +9,7 @@ from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.rubric import Rubric
 from assay.core.suite import GateSection
-from assay.verdict.checks import Check, Interval, ScoreSummary, rounded
+from assay.verdict.checks import Check, ConditionMeans, Interval, ScoreSummary, rounded
 from assay.verdict.compare import (
     WEIGHTED,
     ConditionSummary,
@@ -44,19 +44,14 @@ class Analysis:
 
     def summary(self) -> ScoreSummary:
         """The documented summary of `assay score --json` and summary.json."""
+        conditions = {name: condition_means(s) for name, s in self.summaries.items()}
         return ScoreSummary(
             weights={k: round(v, 6) for k, v in self.rubric.weights.items()},
             scale=list(self.rubric.bounds),
-            candidate=self.candidate,
-            conditions={
-                name: {
-                    "rows": s.rows,
-                    **{m: rounded(v) for m, v in s.means.items()},
-                    WEIGHTED: rounded(s.weighted_score),
-                    "blocking_findings": s.blocking_findings,
-                }
-                for name, s in self.summaries.items()
-            },
+            baseline=conditions.get(BASELINE),
+            candidate=conditions.get(self.candidate),
+            candidate_condition=self.candidate,
+            conditions=conditions,
             comparisons={
                 name: {
                     metric: Interval(
@@ -68,6 +63,19 @@ class Analysis:
             },
             release_gate=self.gate.summary(),
         )
+
+
+def condition_means(summary: ConditionSummary) -> ConditionMeans:
+    """A condition's figures as the summary prints them: rows, per-metric means, weighted
+    score, blocking findings."""
+    return ConditionMeans.model_validate(
+        {
+            "rows": summary.rows,
+            **{m: rounded(v) for m, v in summary.means.items()},
+            WEIGHTED: rounded(summary.weighted_score),
+            "blocking_findings": summary.blocking_findings,
+        }
+    )
 
 
 def join_cases(
@@ -123,7 +131,7 @@ def analyse(
     risks = {c.id: c.risk for c in cases.values()} if cases is not None else None
     gate = decide(
         summaries,
-        grouped.get(name, []),
+        grouped,
         paired.get(name),
         config,
         candidate=name,

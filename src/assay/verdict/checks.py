@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainSerializer
+from pydantic import ConfigDict, Field, PlainSerializer
 from pydantic.dataclasses import dataclass
 
 from assay.core.records import Output
@@ -25,6 +25,14 @@ GateMode = Literal["stats", "seed"]
 def rounded(value: float | None) -> float | None:
     """A figure as reports print it: 6 decimals, None when absent or not finite."""
     return round(value, 6) if value is not None and math.isfinite(value) else None
+
+
+def interval_text(low: float | None, high: float | None, cases: int) -> str:
+    """A bootstrap interval as every output prints it: `[+0.292, +0.896]`, or in words when
+    there is none (`[no interval from 1 case]`: one case says nothing about the spread)."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"[no interval from {cases} case{'' if cases == 1 else 's'}]"
+    return f"[{low:+.3f}, {high:+.3f}]"
 
 
 Figure = Annotated[float | None, PlainSerializer(rounded, return_type=float | None)]
@@ -48,13 +56,16 @@ class Check:
 
 
 class ReleaseGate(Output):
-    """The verdict for the candidate and the checks behind it."""
+    """The verdict for the candidate and the checks behind it: `reasons` says what failed
+    (FAIL) or is undecided (INCONCLUSIVE) and is empty when the gate passes; `notes` says
+    what was skipped."""
 
     mode: GateMode
     candidate: str
     verdict: Verdict
     passed: bool
     reasons: list[str]
+    notes: list[str] = Field(default_factory=list)
     cases_needed: int | None
     checks: list[Check]
 
@@ -68,15 +79,32 @@ class Interval(Output):
     cases: int
 
 
+class ConditionMeans(Output):
+    """One condition's figures: its row count, the mean of each metric (one key per metric,
+    e.g. `correctness`), the weighted score and its blocking findings."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Figure] = Field(init=False)  # the per-metric means
+
+    rows: int
+    weighted_score: Figure
+    blocking_findings: int
+
+
 class ScoreSummary(Output):
-    """`assay score --json` (and summary.json of a suite run): condition means (`rows`, one
-    mean per metric, `weighted_score`, `blocking_findings`), paired deltas against baseline,
-    the gate."""
+    """`assay score --json` (and summary.json of a suite run): the weights, the `baseline`
+    and `candidate` objects (`weighted_score` and the mean of each metric), the release gate
+    (`passed`, `reasons`: what failed, empty when it passes), every condition's means under
+    `conditions`, and the paired deltas against baseline under `comparisons`.
+    `candidate_condition` names the candidate (`baseline` is null when no condition is named
+    baseline)."""
 
     weights: dict[str, float]
     scale: list[float] = Field(min_length=2, max_length=2)
-    candidate: str
-    conditions: dict[str, dict[str, float | int | None]]
+    baseline: ConditionMeans | None
+    candidate: ConditionMeans | None
+    candidate_condition: str
+    conditions: dict[str, ConditionMeans]
     comparisons: dict[str, dict[str, Interval]]
     release_gate: ReleaseGate
 

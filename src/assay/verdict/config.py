@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.core.errors import InputError
-from assay.core.rubric import parse_weights
+from assay.core.rubric import load_rubric, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
 from assay.verdict.rows import BASELINE
 
@@ -29,8 +29,9 @@ class EvalConfig:
 
     gate: GateSection = field(default_factory=GateSection)
     weights: Mapping[str, float] | None = None
-    """Explicit weights (a flag or the suite); None: the rubric's for judge/human scores, else
-    equal weights over the deterministic scorers' primary metrics."""
+    """Explicit weights (a flag, the suite's [scoring] weights or its judges' rubric file);
+    None: the weights the judge/human score rows imply (`rows.implied_weights`), else equal
+    weights over the deterministic scorers' primary metrics."""
     scale: tuple[float, float] = (1.0, 5.0)
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     scorers: tuple[ScorerEntry, ...] = ()
@@ -92,7 +93,7 @@ def resolve(
     elif weights is not None:
         chosen = dict(weights)
     else:
-        chosen = suite.scoring.weights if suite is not None else None
+        chosen = suite_weights(suite) if suite is not None else None
     if isinstance(formats, str):
         chosen_formats = parse_formats(formats)
     elif formats is not None:
@@ -127,6 +128,16 @@ def resolve(
         output=output or output_dir(suite),
         suite=suite,
     )
+
+
+def suite_weights(suite: Suite) -> Mapping[str, float] | None:
+    """The suite's [scoring] weights; else the criteria weights of its judges' rubric file
+    ([judge] rubric), which its judges' score rows carry; else None."""
+    if suite.scoring.weights is not None:
+        return suite.scoring.weights
+    if suite.judge.rubric:
+        return load_rubric(suite.path(suite.judge.rubric)).weights
+    return None
 
 
 def suite_cases(suite: Suite) -> Path | None:

@@ -24,7 +24,7 @@ from assay.scorers.base import Score, Scorer
 from assay.scorers.runner import primary_metrics
 from assay.verdict.checks import Check
 from assay.verdict.gate import LIST_LIMIT
-from assay.verdict.rows import ScoredTrial
+from assay.verdict.rows import Finding, ScoredTrial
 
 
 def scored_trials(
@@ -46,7 +46,7 @@ def scored_trials(
                 row.metrics[metric] = result.metrics[metric]
         if result.blocker:
             row.blocker = True
-            row.findings.append(f"{result.scorer}: blocking finding")
+            row.findings.append(Finding(result.scorer))
     return list(rows.values())
 
 

@@ -1,9 +1,9 @@
 """The release gate: the seed rule existing users run today, and the statistical gate.
 
-Seed rule (`mode="seed"`): FAIL on any candidate blocker; FAIL if the candidate's mean of a
-guarded metric (correctness, safety) is more than its margin (0.1) below baseline — a drop of
-exactly the margin passes; FAIL unless the candidate's weighted score is strictly above
-baseline; else PASS.
+Seed rule (`mode="seed"`): FAIL on any blocker attached to any score (the baseline's too);
+FAIL if the candidate's mean of a guarded metric (correctness, safety) is more than its
+margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the
+candidate's weighted score is strictly above baseline; else PASS.
 
 Statistical gate (`mode="stats"`): per-case paired deltas with cluster-bootstrap intervals.
 Blockers FAIL. A guarded metric FAILs if its mean delta is below −margin and passes when the
@@ -31,7 +31,7 @@ import numpy as np
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
 from assay.store import Store
-from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict
+from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict, interval_text
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -47,6 +47,8 @@ class GateResult:
     candidate: str
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cases: int | None = None
+    """Cases paired with baseline (None when there is no baseline)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -63,11 +65,20 @@ class GateResult:
 
     @property
     def reasons(self) -> list[str]:
-        wanted = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}[self.verdict]
+        """What failed (FAIL) or is undecided (INCONCLUSIVE); empty when the gate passes."""
+        if self.verdict == "PASS":
+            return []
+        wanted = "fail" if self.verdict == "FAIL" else "inconclusive"
         picked = [c.reason for c in self.checks if c.status == wanted]
         if self.verdict == "INCONCLUSIVE" and not picked:
             picked = ["nothing to compare: no guarded or weighted metric was scored"]
-        return picked + self.notes
+        return picked
+
+    @property
+    def explanation(self) -> list[str]:
+        """For people: the reasons, or on PASS what passed, then the notes."""
+        passed = [c.reason for c in self.checks if c.status == "pass"]
+        return (self.reasons or passed) + self.notes
 
     @property
     def cases_needed(self) -> int | None:
@@ -77,6 +88,16 @@ class GateResult:
         known = [n for n in needed if n is not None]
         return max(known) if known else None
 
+    @property
+    def headline(self) -> str:
+        """One line for people: mode, candidate, verdict, and when INCONCLUSIVE how many cases
+        would likely settle it."""
+        line = f"release gate ({self.mode}, candidate {self.candidate}): {self.verdict}"
+        if self.cases_needed:
+            have = f" (have {self.cases})" if self.cases is not None else ""
+            line += f": about {self.cases_needed} cases would likely settle it{have}"
+        return line
+
     def summary(self) -> ReleaseGate:
         return ReleaseGate(
             mode=self.mode,
@@ -84,6 +105,7 @@ class GateResult:
             verdict=self.verdict,
             passed=self.passed,
             reasons=self.reasons,
+            notes=list(self.notes),
             cases_needed=self.cases_needed,
             checks=list(self.checks),
         )
@@ -93,25 +115,38 @@ def _fmt(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def blocker_check(rows: Sequence[ScoredTrial]) -> Check:
-    """FAIL when any candidate row carries a blocker."""
-    blocked = sorted({f"{r.case_id}#{r.trial}" for r in rows if r.blocker})
+def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) -> Check:
+    """FAIL when any of `rows` carries a blocker: the candidate's rows, or with
+    `every_condition` the rows of every condition (items then named condition:case#trial)."""
+    blocked = sorted(
+        {
+            (f"{r.condition}:" if every_condition else "") + f"{r.case_id}#{r.trial}"
+            for r in rows
+            if r.blocker
+        }
+    )
     if not blocked:
         return Check(name="blockers", status="pass", reason="no blocking findings")
     shown = ", ".join(blocked[:LIST_LIMIT]) + (" ..." if len(blocked) > LIST_LIMIT else "")
+    where = "any score" if every_condition else "the candidate"
     return Check(
         name="blockers",
         status="fail",
-        reason=f"{len(blocked)} blocking finding(s) in the candidate: {shown}",
+        reason=f"{len(blocked)} blocking finding(s) in {where}: {shown}",
     )
 
 
-def cases_for(distance: float, sd: float, z: float, have: int, scale: float = 1.0) -> int | None:
-    """Cases likely needed for the interval to clear a bound `distance` away from the mean."""
+def cases_for(
+    distance: float, sd: float, z: float, have: int, scale: float = 1.0, total: int | None = None
+) -> int | None:
+    """Cases likely needed for the interval to clear a bound `distance` away from the mean.
+
+    `have` cases gave the interval; for a risk tier, `scale` is all cases over the tier's
+    and `total` the cases there are in all, so the estimate counts cases in all."""
     if distance <= TOLERANCE or have < 2:
         return None
     need = math.ceil(scale * (z * sd / distance) ** 2)
-    return max(need, have + 1)
+    return max(need, (have if total is None else total) + 1)
 
 
 def _interval_check(
@@ -140,15 +175,23 @@ def _interval_check(
 
 
 def _figures(interval: Delta) -> str:
-    if math.isnan(interval.ci_low):
-        return f"{_fmt(interval.delta)} [no interval from {interval.cases} case]"
-    return f"{_fmt(interval.delta)} [{_fmt(interval.ci_low)}, {_fmt(interval.ci_high)}]"
+    bounds = interval_text(interval.ci_low, interval.ci_high, interval.cases)
+    return f"{_fmt(interval.delta)} {bounds}"
 
 
 def non_inferiority(
-    metric: str, interval: Delta, margin: float, z: float, scope: str = "all", scale: float = 1.0
+    metric: str,
+    interval: Delta,
+    margin: float,
+    z: float,
+    scope: str = "all",
+    scale: float = 1.0,
+    total: int | None = None,
 ) -> Check:
-    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin."""
+    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin.
+
+    Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
+    the cases in all: an undecided check says how many cases in all would likely settle it."""
     bound = -margin
     limit = f"-{margin:g}" if margin else "0"
     where = f" ({scope} cases)" if scope != "all" else ""
@@ -160,15 +203,21 @@ def non_inferiority(
     if interval.ci_low >= bound - TOLERANCE:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
-    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale)
+    tier = total is not None and scope != "all"
+    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale, total)
     if need:
-        hint = f"about {need} cases{' in all' if scope != 'all' else ''} would likely resolve it"
+        hint = f"about {need} cases{' in all' if tier else ''} would likely resolve it"
     elif interval.cases < 2:
         hint = "an interval needs at least 2 cases"
     else:
         hint = "more cases are unlikely to resolve it at this mean"
+    have = (
+        f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
+        if tier
+        else f"have {interval.cases}"
+    )
     verb = "is undecided against" if math.isnan(interval.ci_low) else "reaches below"
-    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} (have {interval.cases})"
+    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
 
 
@@ -280,14 +329,16 @@ def stats_checks(
             continue
         for metric, interval in tier_intervals.items():
             checks.append(
-                non_inferiority(metric, interval, margin, z, f"risk:{tier}", total / len(rows))
+                non_inferiority(
+                    metric, interval, margin, z, f"risk:{tier}", total / len(rows), total
+                )
             )
     return checks, notes
 
 
 def decide(
     summaries: Mapping[str, ConditionSummary],
-    candidate_rows: Sequence[ScoredTrial],
+    rows: Mapping[str, Sequence[ScoredTrial]],
     paired: Paired | None,
     config: GateSection,
     *,
@@ -295,10 +346,17 @@ def decide(
     risks: Mapping[str, str] | None = None,
     failures: Sequence[Check] = (),
 ) -> GateResult:
-    """Apply the configured gate mode to the candidate."""
+    """Apply the configured gate mode to the candidate (`rows`: every condition's rows).
+
+    The stats gate fails on the candidate's blockers; the seed rule on a blocker attached to
+    any score, the baseline's included."""
     result = GateResult(mode=config.mode, candidate=candidate)
-    result.checks.append(blocker_check(candidate_rows))
+    if config.mode == "seed":
+        result.checks.append(blocker_check([r for rs in rows.values() for r in rs], True))
+    else:
+        result.checks.append(blocker_check(rows.get(candidate, [])))
     if paired is not None and BASELINE in summaries and candidate in summaries:
+        result.cases = len(paired.case_ids)
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config))
             result.notes.extend(

@@ -29,7 +29,13 @@ from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.deterministic import merge_rows, scored_trials, threshold_checks
 from assay.verdict.gate import calibration_checks
-from assay.verdict.rows import BASELINE, ScoredTrial, evidence_text, metric_errors
+from assay.verdict.rows import (
+    BASELINE,
+    ScoredTrial,
+    evidence_text,
+    implied_weights,
+    metric_errors,
+)
 
 
 @dataclass(slots=True)
@@ -99,6 +105,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
                 if isinstance(v, int | float) and not isinstance(v, bool)
             },
             blocker=s.blocker,
+            flagged=s.blocker,
             source=s.source,
             notes=s.notes,
             evidence=evidence_text(s),
@@ -115,8 +122,10 @@ def choose_weights(
     scorers: Sequence[Scorer],
     rows: Sequence[ScoredTrial],
 ) -> dict[str, float]:
-    """The configured weights; else the rubric's when there are judge/human scores; else equal
-    weights over the deterministic scorers' primary metrics that were scored."""
+    """The configured weights; else, when there are judge/human scores, the weights their
+    metrics imply (`implied_weights`: the default rubric's, or equal weights over a rubric
+    judge's criteria); else equal weights over the deterministic scorers' primary metrics
+    that were scored."""
     present = {m for r in rows for m in r.metrics}
     if configured:
         absent = [m for m in configured if m not in present]
@@ -127,7 +136,7 @@ def choose_weights(
             )
         return dict(configured)
     if judged:
-        return dict(DEFAULT_WEIGHTS)
+        return implied_weights([r.metrics for r in judged], "score rows")
     names = [m for s in scorers for m in primary_metrics(s) if m in present]
     return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
 

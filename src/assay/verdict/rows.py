@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,10 +11,21 @@ from typing import Any
 from assay.core.errors import InputError
 from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records
 from assay.core.records import ScoreRow
-from assay.core.rubric import Rubric
+from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 
 BASELINE = "baseline"
 LIST_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A blocking finding a deterministic scorer raised on one trial."""
+
+    scorer: str
+    text: str = "blocking finding"
+
+    def __str__(self) -> str:
+        return f"{self.scorer}: {self.text}"
 
 
 @dataclass(slots=True)
@@ -29,7 +40,10 @@ class ScoredTrial:
     line: int | None = None
     source: str | None = None
     notes: str | None = None
-    findings: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """The deterministic scorers' blocking findings on this trial."""
+    flagged: bool = False
+    """The score row itself says `blocker: true`: its `source` (a judge or a person) raised it."""
     evidence: str | None = None
     judge_prompt_sha256: str | None = None
     judge_model: str | None = None
@@ -80,9 +94,42 @@ def metric_errors(
     return metrics, problems
 
 
-def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
-    """Validate every Score row; raise one InputError listing every problem."""
+def implied_weights(metrics: Sequence[Collection[str]], where: object) -> dict[str, float]:
+    """The weights when none are configured (no --weights, no suite weights), from the
+    metrics the score rows carry (`metrics`: one collection per row): the default rubric's
+    when the rows carry its five metrics; else equal weights over the metrics every row
+    carries, as a rubric judge writes each of its criteria on every row. Rows do not carry a
+    rubric's own weights: give them with --weights or the suite's [scoring] weights."""
+    seen = dict.fromkeys(m for row in metrics for m in row)
+    if not seen or set(DEFAULT_WEIGHTS) <= seen.keys():
+        return dict(DEFAULT_WEIGHTS)
+    common = [m for m in seen if all(m in row for row in metrics)]
+    if not common:
+        raise InputError(
+            f"ERROR: {where}: no metric is on every score row ({', '.join(seen)}): say which to"
+            " weigh with --weights METRIC=W,..."
+        )
+    return dict.fromkeys(common, 1.0 / len(common))
+
+
+def number_fields(record: ScoreRow) -> list[str]:
+    """The names of a score row's numeric extra fields: its metrics."""
+    return [
+        name
+        for name, value in (record.model_extra or {}).items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    ]
+
+
+def load_scores(path: Path, rubric: Rubric, *, infer_weights: bool = False) -> list[ScoredTrial]:
+    """Validate every Score row; raise one InputError listing every problem.
+
+    With `infer_weights` (no weights configured) the rubric weighs the metrics the rows carry
+    (`implied_weights`) on `rubric`'s scale."""
     records, errors = parse_records(path, ScoreRow)
+    if infer_weights and records:
+        weights = implied_weights([number_fields(record) for _, record in records], path)
+        rubric = Rubric.from_weights(weights, rubric.bounds)
     rows: list[ScoredTrial] = []
     first: dict[tuple[str, int, str], int] = {}
     seen_metrics: set[str] = set()
@@ -109,6 +156,7 @@ def load_scores(path: Path, rubric: Rubric) -> list[ScoredTrial]:
                 condition=record.condition,
                 metrics=metrics,
                 blocker=record.blocker,
+                flagged=record.blocker,
                 line=line,
                 source=record.source,
                 notes=record.notes,
