@@ -87,8 +87,5 @@ def report(
     )
     for path in result.written:
         out(f"wrote {path}")
-    gate_result = result.evaluation.analysis.gate
-    out(
-        f"release gate ({gate_result.mode}, candidate {gate_result.candidate}): {gate_result.verdict}"
-    )
+    out(result.evaluation.analysis.gate.headline)
     raise typer.Exit(result.exit_code)
