@@ -55,13 +55,14 @@ def judge(
     try:
         records = given if given is not None else load_trials(None, run, handle)
         result = run_judging(records, catalogue, chosen, handle, progress)
+        rows = result.rows  # built once: written and turned into labels
         if output is not None:
-            write_jsonl(Path(output), result.rows)
+            write_jsonl(Path(output), rows)
         if labels is not None:
             made = (
-                direct_labels(result.rows, result.criteria)
+                direct_labels(rows, result.criteria)
                 if chosen.mode == "direct"
-                else pairwise_labels(result.rows)
+                else pairwise_labels(rows)
             )
             write_jsonl(Path(labels), [x.model_dump(mode="json") for x in made])
     finally:

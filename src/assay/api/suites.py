@@ -10,7 +10,7 @@ from pathlib import Path
 from assay.api.results import Judged, Result
 from assay.core.errors import Incomplete, InputError
 from assay.core.jsonl import atomic_writer, write_jsonl
-from assay.core.records import Case, Comparison, ScoreRow, Trial
+from assay.core.records import Case, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite
 from assay.engine import RunRequest, run_caller
@@ -94,14 +94,14 @@ def judge_trials(
     answered = [t for t in trials if t.error is None]
     result = run_judging(answered, cases, config, store, caller=caller)
     if config.mode == "pairwise":
-        comparisons = [Comparison.model_validate(r) for r in result.rows]
+        comparisons = [c.comparison() for c in result.comparisons]
         return Judged(
             comparisons=comparisons,
             exit_code=result.exit_code,
             stopped=result.stopped,
             failures=result.failures,
         )
-    scores = [ScoreRow.model_validate(r) for r in result.rows]
+    scores = [s.to_row() for s in result.scores]
     return Judged(
         scores=scores, exit_code=result.exit_code, stopped=result.stopped, failures=result.failures
     )
