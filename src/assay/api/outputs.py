@@ -62,6 +62,9 @@ class JudgeSummary(Output):
     items: int
     judged: int
     resumed: int
+    by_expectations: int = Field(
+        description="pairs decided by the case's expectations, without a judge call"
+    )
     failed: int
     not_run: int
     skipped_errored_trials: int

@@ -66,6 +66,7 @@ class JudgeSection(SuiteModel):
     scale: Literal["1-3", "1-5", "1-10"] = "1-5"
     length_normalised: bool = False
     concision: bool = False
+    expectations_first: bool = True
     max_tokens: int = Field(default=1024, ge=16)
     temperature: float = Field(default=0.0, ge=0.0)
     budget_usd: float | None = Field(default=None, ge=0)

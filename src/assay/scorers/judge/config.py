@@ -41,6 +41,7 @@ class JudgeConfig:
     scale: str = "1-5"
     length_normalised: bool = False
     concision: bool = False
+    expectations_first: bool = True
     max_tokens: int = 1024
     temperature: float = 0.0
     concurrency: int = 8
@@ -69,6 +70,11 @@ def validate_config(config: JudgeConfig) -> None:
             "ERROR: --length-normalised: applies to direct scores; pairwise comparisons always"
             " record len_a and len_b for the length-controlled win rate"
         )
+    if not config.expectations_first and config.mode != "pairwise":
+        raise InputError(
+            "ERROR: --no-expectations-first ([judge] expectations_first = false): applies to"
+            " pairwise judging only"
+        )
     if not 0.0 <= config.screen_threshold <= 1.0:
         raise InputError("ERROR: --screen-threshold: must be between 0 and 1")
 
@@ -76,7 +82,11 @@ def validate_config(config: JudgeConfig) -> None:
 def fingerprint(
     config: JudgeConfig, criteria: list[Criterion], scale: str, models: dict[str, Model]
 ) -> str:
-    """What a stored judgment depends on beyond the judged response(s)."""
+    """What a stored judgment depends on beyond the judged response(s).
+
+    `expectations_first` is not in it: it changes no question put to a judge, only which
+    pairs are asked at all, and pairs it decides are never stored as judgments (see
+    `scorers/judge/run.py`), so judgments stored with it on or off resume alike."""
     return sha256_json(
         {
             "judges": config.judges,
@@ -141,6 +151,7 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         scale=section.scale,
         length_normalised=section.length_normalised,
         concision=section.concision,
+        expectations_first=section.expectations_first,
         max_tokens=section.max_tokens,
         temperature=section.temperature,
         concurrency=suite.run.concurrency,
