@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 MAX_POINTS = 1_000
 MAX_RESPONSE = 20_000
 TIE = 1e-9
+EXPECTATIONS = "rule: the case's expectations"
+"""Shown as the judge of a pairwise verdict the case's expectations decided (no judge call)."""
 
 Key = tuple[str, int, str]
 
@@ -259,7 +261,7 @@ def drilldown(
                         trial=c.trial,
                         a=c.a,
                         b=c.b,
-                        judge=c.judge,
+                        judge=c.judge if c.expectations is None else EXPECTATIONS,
                         verdict=c.verdict,
                         confidence=c.confidence,
                         consistent=c.consistent,
