@@ -282,11 +282,15 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
 
 
 def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
-    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder."""
+    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder.
+
+    One condition is gated on its own (no baseline comparison); with several, the [gate]
+    candidate is compared with baseline."""
     names = {c.name for c in outcome.request.conditions}
-    if "baseline" not in names or len(names) < 2:
+    if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
         outcome.notes.append(
-            "note: the suite has no baseline and candidate to compare, so nothing is gated"
+            f"note: the suite has no baseline and no [gate] candidate among its conditions"
+            f" ({', '.join(sorted(names))}), so nothing is gated"
         )
         return
     if not suite.scoring.scorers and not suite.judge.judges:
