@@ -288,3 +288,45 @@ def test_report_on_trials_of_one_condition(cli: Any, tmp_path: Path) -> None:
     assert "no baseline comparison" in reported.stdout
     data = json.loads((out / "report.json").read_text())
     assert {c["name"]: c["status"] for c in data["checks"]}["corpus:hallucination:max"] == "fail"
+
+
+def test_run_corpus_flag_gates_the_suite(cli: Any, tmp_path: Path) -> None:
+    suite = grounded_world(tmp_path, conditions=ONE_HALLUCINATING)
+    store = tmp_path / "s.db"
+    bad = cli("run", suite, "--store", store, "--corpus", "hallucination=0.2")
+    assert bad.code == 2 and "--corpus" in bad.stderr
+    assert not store.exists()  # refused before any call
+    loose = cli("run", suite, "--store", store, "--corpus", "hallucination<=1", "--json")
+    assert loose.code == 0, loose.stderr
+    ran = cli("run", suite, "--store", store, "--corpus", "hallucination<=0.2", "--json")
+    assert ran.code == 1, ran.stderr
+    checks = {c["name"]: c for c in ran.json()["release_gate"]["checks"]}
+    assert checks["corpus:hallucination:max"]["bound"] == 0.2
+    alone = cli("run", "--model", "mock", "--corpus", "x>=1", "--store", tmp_path / "t.db")
+    assert alone.code == 2 and "needs a suite file" in alone.stderr
+
+
+def test_single_condition_score_json_matches_its_schema(cli: Any, tmp_path: Path) -> None:
+    scores = write_jsonl(tmp_path / "scores.jsonl", score_rows("prod", [4, 5, 3, 4]))
+    ran = cli("score", scores, "--weights", "correctness=1", "--corpus", "correctness>=4", "--json")
+    assert ran.code == 0, ran.stderr
+    schema = cli("schema", "summary").json()
+    assert not list(Draft202012Validator(schema).iter_errors(ran.json()))
+
+
+def test_a_corpus_metric_no_case_carries_is_skipped(cli: Any, tmp_path: Path) -> None:
+    """recall@5 is a known metric, but no case names the documents to retrieve."""
+    suite = grounded_world(tmp_path, conditions=ONE_FAITHFUL)
+    text = suite.read_text().replace(
+        'scorers = ["hallucination", "groundedness"]',
+        'scorers = ["hallucination", { name = "retrieval", options = { k = 5 } }]',
+    )
+    suite.write_text(text, encoding="utf-8")
+    ran = cli("run", suite, "--store", tmp_path / "s.db", "--corpus", "recall@5>=0.5", "--json")
+    assert ran.code == 0, ran.stderr
+    skipped = {c["name"]: c for c in ran.json()["release_gate"]["checks"]}["corpus:recall@5"]
+    assert skipped["status"] == "skipped" and skipped["cases"] == 0
+    assert (
+        'classname="corpus" name="corpus:recall@5"'
+        in (tmp_path / "out" / "report.junit.xml").read_text()
+    )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.api.inputs import load_trials
 from assay.api.results import Result
+from assay.api.running import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, load_records
@@ -72,7 +73,7 @@ def evaluate(
         check_output(out_path, "--out", folder=True)
     if loaded is not None and trials is None and scores is None and run is None:
         if corpus is not None:
-            loaded = with_corpus(loaded, resolve(loaded, corpus=corpus).corpus)
+            loaded = with_corpus(loaded, corpus)
         return _run_suite(loaded, store_path, out_path)
     config = resolve(
         loaded,
@@ -170,9 +171,3 @@ def _comparisons(comparisons: Source | Sequence[Comparison] | None) -> list[Comp
     if isinstance(comparisons, str | Path):
         return [c for _, c in load_records(Path(comparisons), Comparison)]
     return list(comparisons)
-
-
-def with_corpus(suite: Suite, corpus: Mapping[str, Threshold]) -> Suite:
-    """A copy of the suite whose [scoring.corpus] is `corpus` (the loaded suite is kept)."""
-    scoring = suite.scoring.model_copy(update={"corpus": dict(corpus)})
-    return suite.model_copy(update={"scoring": scoring})
