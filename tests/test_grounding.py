@@ -10,6 +10,7 @@ import pytest
 
 from assay.core.errors import AssayError, InputError
 from assay.core.records import Case, Trial
+from assay.core.suite import Threshold
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.models import mock, registry
@@ -19,6 +20,7 @@ from assay.scorers import Metrics, Score, ScoreContext, Scorer, create_scorer
 from assay.scorers.grounding import claims
 from assay.scorers.runner import run_scorers
 from assay.store import Store
+from assay.verdict.thresholds import corpus_checks, scorer_corpus
 
 DOC = "The Eiffel Tower is 330 metres tall and stands in Paris. It opened to visitors in 1889."
 
@@ -81,12 +83,27 @@ def test_errored_or_empty_trials_are_not_scored() -> None:
 
 
 def test_corpus_threshold_for_the_gate() -> None:
+    """The `threshold` option is a corpus threshold, gated as [scoring.corpus] is: a minimum
+    for groundedness, a maximum for hallucination (lower is better)."""
     grounded = create_scorer("groundedness", threshold=0.8)
     assert grounded.aggregate([{"groundedness": 1.0}, {"groundedness": 0.5}]) == {
-        "groundedness": 0.75, "groundedness_threshold": 0.8, "groundedness_ok": 0.0,
-    }  # fmt: skip
+        "groundedness": 0.75
+    }
+    results = [
+        Score("c1", 1, "b", "groundedness", {"groundedness": 1.0}),
+        Score("c2", 1, "b", "groundedness", {"groundedness": 0.5}),
+        Score("c1", 1, "b", "hallucination", {"hallucination": 0.25}),
+    ]
     hallucination = create_scorer("hallucination", threshold=0.3)
-    assert hallucination.aggregate([{"hallucination": 0.25}])["hallucination_ok"] == 1.0
+    corpus = scorer_corpus([grounded, hallucination])
+    assert corpus == {"groundedness": Threshold(min=0.8), "hallucination": Threshold(max=0.3)}
+    below, within = corpus_checks(results, corpus, "b")
+    assert (below.name, below.status, below.value, below.bound, below.cases) == (
+        "corpus:groundedness:min", "fail", 0.75, 0.8, 2,
+    )  # fmt: skip
+    assert (within.name, within.status, within.value) == ("corpus:hallucination:max", "pass", 0.25)
+    assert hallucination.lower_is_better == ("hallucination",) and not grounded.lower_is_better
+    assert grounded.primary == ("groundedness",)  # compared with baseline, weightable
 
 
 def caller_over(path: Path, budget_usd: float | None = None) -> tuple[Caller, Store]:

@@ -43,3 +43,27 @@ def test_the_tour_runs_as_written(tmp_path: Path) -> None:
         "support-report/report.json",
     ):
         assert (tmp_path / made).is_file(), made
+
+
+def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
+    """The "Gate a single system" commands give the exit codes their comments say."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Gate a single system") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block, "the section has a bash block"
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = {**os.environ, "NO_COLOR": "1"}
+    lines = [x for x in block.group(1).replace("\\\n", " ").splitlines() if x.strip()]
+    assert len(lines) == 3
+    for line in lines:
+        command, _, comment = line.partition("#")
+        expected = int(comment.rsplit("exit", 1)[1])
+        argv = shlex.split(command)
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *argv[1:]],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == expected, (argv, done.stdout, done.stderr)
+        assert "no baseline comparison" in done.stdout, (argv, done.stdout)
+    report = (tmp_path / "grounded-report" / "report.md").read_text(encoding="utf-8")
+    assert "| corpus:hallucination:max | fail | 1.000 | 0.200 | 4 |" in report

@@ -8,18 +8,19 @@ from the same evaluation when it is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.api.inputs import load_trials
 from assay.api.results import Result
+from assay.api.running import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite, load_suite
+from assay.core.suite import Suite, Threshold, load_suite
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
@@ -50,6 +51,7 @@ def evaluate(
     drilldown: int | None = None,
     formats: str | Sequence[Any] | None = None,
     out: Source | None = None,
+    corpus: Sequence[str] | Mapping[str, Threshold] | None = None,
 ) -> Result:
     """Evaluate and gate.
 
@@ -58,6 +60,10 @@ def evaluate(
     - `evaluate(scores=..., trials=..., cases=..., suite=...)` evaluates stored outputs
       (files or objects; `run` reads a run's trials from `store`), as `assay score` and
       `assay report` do; with `out` the reports are written there.
+    - One condition (a suite with one `[[conditions]]`, score rows or trials of one
+      condition) is gated on its own: no baseline comparison, blockers and thresholds.
+    - `corpus` adds corpus thresholds (`["hallucination<=0.2"]` or `{"hallucination":
+      Threshold(max=0.2)}`), replacing the suite's `[scoring.corpus]` bound of each metric.
     Returns a `Result` (`verdict`, `passed`, `exit_code`, `checks`, `comparisons`, `report`).
     """
     loaded = load_suite(Path(suite)) if isinstance(suite, str | Path) else suite
@@ -66,6 +72,8 @@ def evaluate(
     if out_path is not None:
         check_output(out_path, "--out", folder=True)
     if loaded is not None and trials is None and scores is None and run is None:
+        if corpus is not None:
+            loaded = with_corpus(loaded, corpus)
         return _run_suite(loaded, store_path, out_path)
     config = resolve(
         loaded,
@@ -77,6 +85,7 @@ def evaluate(
         drilldown=drilldown,
         formats=formats,
         output=out_path,
+        corpus=corpus,
     )
     judged = _score_rows(scores, config)
     trial_rows = load_trials(trials, run, store_path)
@@ -134,7 +143,8 @@ def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
 def _score_rows(
     scores: Source | Sequence[ScoreRow] | None, config: EvalConfig
 ) -> list[ScoredTrial]:
-    """Judge/human score rows, validated on the rubric and paired with baseline."""
+    """Judge/human score rows, validated on the rubric and paired with baseline (rows of
+    one condition are gated on their own: there is nothing to pair)."""
     if scores is None:
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
@@ -144,7 +154,8 @@ def _score_rows(
     else:
         rows = rows_from_scores(list(scores), rubric)
         where = "scores"
-    check_pairing(rows, [BASELINE, config.candidate], where)
+    if len({r.condition for r in rows}) > 1:
+        check_pairing(rows, [BASELINE, config.candidate], where)
     return rows
 
 

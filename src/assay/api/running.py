@@ -20,13 +20,13 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, load_suite
+from assay.core.suite import Suite, Threshold, load_suite
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.config import output_dir
+from assay.verdict.config import output_dir, resolve
 
 Progress = Callable[[bool], None]
 
@@ -281,12 +281,25 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
     return load_suite(Path(suite))
 
 
+def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
+    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
+    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
+    scoring = suite.scoring.model_copy(
+        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
+    )
+    return suite.model_copy(update={"scoring": scoring})
+
+
 def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
-    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder."""
+    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder.
+
+    One condition is gated on its own (no baseline comparison); with several, the [gate]
+    candidate is compared with baseline."""
     names = {c.name for c in outcome.request.conditions}
-    if "baseline" not in names or len(names) < 2:
+    if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
         outcome.notes.append(
-            "note: the suite has no baseline and candidate to compare, so nothing is gated"
+            f"note: the suite has no baseline and no [gate] candidate among its conditions"
+            f" ({', '.join(sorted(names))}), so nothing is gated"
         )
         return
     if not suite.scoring.scorers and not suite.judge.judges:

@@ -186,6 +186,14 @@ def run(
         typer.Option("--out", help="Folder for a suite's outputs (default: the suite's `output`)."),
     ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    corpus: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With a suite: a corpus threshold on the gated condition, METRIC<=X or"
+            " METRIC>=X (repeatable), replacing the suite's [scoring.corpus] bound of that"
+            " metric."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
@@ -195,9 +203,13 @@ def run(
     assay-out/<suite name>); the exit code is then the gate's (0 PASS, 1 otherwise), and 3
     still wins when the run is incomplete."""
 
-    from assay.api.running import execute_run, load, run_request
+    from assay.api.running import execute_run, load, run_request, with_corpus
 
     suite = load(suite_file)
+    if corpus:
+        if suite is None:
+            raise InputError("ERROR: --corpus: needs a suite file (without one nothing is gated)")
+        suite = with_corpus(suite, corpus)
     request = run_request(
         suite,
         cases=cases,

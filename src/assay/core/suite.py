@@ -84,7 +84,8 @@ class ScorerEntry(SuiteModel):
 
 
 class Threshold(SuiteModel):
-    """A per-case bound on a metric's mean over the case's trials."""
+    """A bound on a metric: per case (`[scoring.thresholds]`, the mean over the case's trials)
+    or over the corpus (`[scoring.corpus]`, the mean of the case means)."""
 
     min: float | None = None
     max: float | None = None
@@ -102,7 +103,9 @@ class ScoringSection(SuiteModel):
     `scorers` lists names (`"refusal"`) or tables (`{name = "retrieval", options = {k = 3}}`).
     `knowledge_base` is a JSONL file of documents (`{id, text}`) that citations may name.
     `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
-    (`latency_s = {max = 5}`); every case of the candidate must meet them.
+    (`latency_s = {max = 5}`); every case of the gated condition must meet them.
+    `corpus` takes the same forms (`hallucination = {max = 0.2}`) and bounds the mean over
+    the gated condition's scored cases (each case's mean over its trials first).
     """
 
     scorers: list[ScorerEntry] = Field(default_factory=list)
@@ -110,6 +113,7 @@ class ScoringSection(SuiteModel):
     weights: dict[str, float] | None = None
     scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
+    corpus: dict[str, Threshold] = Field(default_factory=dict)
 
     @field_validator("scorers", mode="before")
     @classmethod
@@ -118,7 +122,7 @@ class ScoringSection(SuiteModel):
             return [{"name": v} if isinstance(v, str) else v for v in value]
         return value
 
-    @field_validator("thresholds", mode="before")
+    @field_validator("thresholds", "corpus", mode="before")
     @classmethod
     def _numbers(cls, value: Any) -> Any:
         if isinstance(value, dict):

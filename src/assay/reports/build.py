@@ -27,12 +27,9 @@ from assay.reports.model import (
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
 from assay.verdict.compare import WEIGHTED, case_means
-from assay.verdict.deterministic import (
-    aggregates,
-    case_metric_means,
-    threshold_misses,
-)
+from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE
+from assay.verdict.thresholds import case_metric_means, threshold_misses
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
@@ -115,15 +112,16 @@ def _case_checks(
     results: Sequence[Score],
     thresholds: Mapping[str, Threshold],
 ) -> list[CaseCheck]:
-    """Per case of the candidate: a blockers check, and one check per scorer that ran."""
+    """Per case of the candidate: a blockers check, one check per scorer that ran, and one
+    per other source (a judge) of a metric that misses a per-case threshold."""
     candidate = analysis.candidate
     rows = analysis.rows.get(candidate, [])
     misses: dict[tuple[str, str], list[str]] = {}
-    for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate):
+    for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate, rows):
         misses.setdefault((case, scorer), []).append(message)
     means = case_metric_means(results, candidate)
     checks = []
-    for case_id in sorted({r.case_id for r in rows} | set(means)):
+    for case_id in sorted({r.case_id for r in rows} | set(means) | {c for c, _ in misses}):
         blocked = [r for r in rows if r.case_id == case_id and r.blocker]
         detail = "; ".join(
             f"trial {r.trial}: {', '.join([*map(str, r.findings), *([r.notes] if r.notes else [])]) or 'blocker'}"
@@ -156,6 +154,11 @@ def _case_checks(
                     message="; ".join(problems) if problems else ", ".join(figures),
                 )
             )
+        checks.extend(
+            CaseCheck(case_id=case_id, check=source, passed=False, message="; ".join(missed))
+            for (case, source), missed in sorted(misses.items())
+            if case == case_id and source not in scorers
+        )
     return checks
 
 
@@ -262,6 +265,7 @@ def build_report(
         title=title,
         baseline=BASELINE,
         candidate=analysis.candidate,
+        baseline_compared=gate.compared,
         mode=gate.mode,
         verdict=gate.verdict,
         passed=gate.passed,

@@ -221,6 +221,11 @@ class Report(ReportModel):
     title: str
     baseline: str
     candidate: str
+    baseline_compared: bool = Field(
+        default=True,
+        description="false when the candidate was gated on its own: no baseline comparison"
+        " was made (a single condition); blockers and thresholds decide the verdict",
+    )
     mode: str
     verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"]
     passed: bool

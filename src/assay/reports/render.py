@@ -11,9 +11,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from assay.core.jsonl import atomic_writer
 from assay.reports.model import MetricDelta, Report
-from assay.verdict.checks import interval_text
+from assay.verdict.checks import Check, interval_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+NO_COMPARISON = (
+    "no baseline comparison was made: the candidate was gated on its own (blocking findings,"
+    " per-case and corpus thresholds)"
+)
 FILES = {
     "md": "report.md",
     "json": "report.json",
@@ -47,6 +51,11 @@ def _figures(metrics: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
 
 
+def corpus_checks(checks: Sequence[Check]) -> list[Check]:
+    """The gate's corpus-threshold checks (`corpus:METRIC:min|max`)."""
+    return [c for c in checks if c.name.startswith("corpus:")]
+
+
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -55,7 +64,13 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        num=_num, signed=_signed, interval=_interval, cell=_cell, drops=_drops, figures=_figures
+        num=_num,
+        signed=_signed,
+        interval=_interval,
+        cell=_cell,
+        drops=_drops,
+        figures=_figures,
+        corpus=corpus_checks,
     )
     return env
 
@@ -81,7 +96,19 @@ def render_junit(report: Report) -> str:
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")
         failure.text = "\n".join(report.reasons)
+    elif not report.baseline_compared:
+        ET.SubElement(gate, "system-out").text = NO_COMPARISON
     failures = 0 if report.passed else 1
+    corpus = corpus_checks(report.checks)
+    for bound in corpus:
+        case = ET.SubElement(suite, "testcase", classname="corpus", name=bound.name)
+        if bound.status == "fail":
+            failures += 1
+            ET.SubElement(case, "failure", message=bound.reason).text = bound.reason
+        elif bound.status == "skipped":
+            ET.SubElement(case, "skipped", message=bound.reason)
+        else:
+            ET.SubElement(case, "system-out").text = bound.reason
     for check in report.case_checks:
         case = ET.SubElement(suite, "testcase", classname=check.case_id, name=check.check)
         if check.passed:
@@ -89,10 +116,13 @@ def render_junit(report: Report) -> str:
         else:
             failures += 1
             ET.SubElement(case, "failure", message=check.message).text = check.message
-    tests = len(report.case_checks) + 1
+    tests = len(report.case_checks) + len(corpus) + 1
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
+    skipped = sum(1 for c in corpus if c.status == "skipped")
+    if skipped:
+        suite.set("skipped", str(skipped))
     root = ET.Element("testsuites", name="assay", tests=str(tests), failures=str(failures))
     root.append(suite)
     ET.indent(root)

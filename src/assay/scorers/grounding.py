@@ -15,8 +15,10 @@ put to the model, else `lexical`.
   from the sources: it tolerates paraphrase, not invention.
 * `hallucination` — share of claims not supported (1 - groundedness); lower is better.
 
-Each takes `threshold`: the corpus aggregate then adds `<name>_threshold` and `<name>_ok`
-(1.0 or 0.0; for hallucination the mean must be at most the threshold), which a gate can use.
+Each metric feeds the release gate like any other (compared with baseline, weightable;
+hallucination, lower-is-better, weighs as 1 − value). `threshold` is a corpus threshold on
+the scorer's metric, the same check as `[scoring.corpus]` (a minimum; for hallucination a
+maximum); a `[scoring.corpus]` bound on the same metric wins.
 A trial with no sources or no claims is not scored (None), never counted as grounded.
 """
 
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from assay.core.errors import EXIT_INCOMPLETE, AssayError, InputError
+from assay.core.suite import Threshold
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate, register
 
 if TYPE_CHECKING:
@@ -216,7 +219,6 @@ class _Grounding:
 
     name: ClassVar[str]
     higher_is_better: ClassVar[bool] = True
-    primary: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -242,6 +244,22 @@ class _Grounding:
     @property
     def metrics(self) -> tuple[str, ...]:
         return (self.name,)
+
+    @property
+    def primary(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    @property
+    def lower_is_better(self) -> tuple[str, ...]:
+        return () if self.higher_is_better else (self.name,)
+
+    @property
+    def corpus(self) -> dict[str, Threshold]:
+        """The `threshold` option as a corpus threshold on the scorer's metric."""
+        if self.threshold is None:
+            return {}
+        side = "min" if self.higher_is_better else "max"
+        return {self.name: Threshold.model_validate({side: float(self.threshold)})}
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -312,13 +330,7 @@ class _Grounding:
             await model.aclose()
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
-        corpus = mean_aggregate(rows)
-        if self.threshold is not None and self.name in corpus:
-            value = corpus[self.name]
-            ok = value >= self.threshold if self.higher_is_better else value <= self.threshold
-            corpus[f"{self.name}_threshold"] = self.threshold
-            corpus[f"{self.name}_ok"] = 1.0 if ok else 0.0
-        return corpus
+        return mean_aggregate(rows)
 
 
 @register("groundedness")

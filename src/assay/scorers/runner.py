@@ -29,6 +29,12 @@ def primary_metrics(scorer: Scorer) -> tuple[str, ...]:
     return tuple(getattr(scorer, "primary", ()))
 
 
+def lower_metrics(scorers: Sequence[Scorer]) -> set[str]:
+    """The scorers' lower-is-better metrics (optional `lower_is_better`: shares in [0, 1]
+    the weighted score counts as 1 − value, e.g. `hallucination`)."""
+    return {m for s in scorers for m in getattr(s, "lower_is_better", ())}
+
+
 async def score_trials(
     scorers: Sequence[Scorer],
     cases: Mapping[str, Case],

@@ -51,6 +51,8 @@ class Check:
     ci_low: Figure = None
     ci_high: Figure = None
     bound: Figure = None
+    value: Figure = None
+    """The observed figure a bound was checked against (a corpus threshold's mean)."""
     cases: int | None = None
     cases_needed: int | None = None
 
@@ -58,10 +60,12 @@ class Check:
 class ReleaseGate(Output):
     """The verdict for the candidate and the checks behind it: `reasons` says what failed
     (FAIL) or is undecided (INCONCLUSIVE) and is empty when the gate passes; `notes` says
-    what was skipped."""
+    what was skipped. `baseline_compared` is false when the gated condition was gated on its
+    own (no baseline comparison was made: blockers and thresholds only)."""
 
     mode: GateMode
     candidate: str
+    baseline_compared: bool = True
     verdict: Verdict
     passed: bool
     reasons: list[str]

@@ -15,6 +15,7 @@ from assay.core.errors import InputError
 from assay.core.rubric import load_rubric, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
 from assay.verdict.rows import BASELINE
+from assay.verdict.thresholds import parse_corpus
 
 DRILLDOWN = 20
 """Cases in the HTML report's drill-down when neither the suite nor a flag says."""
@@ -34,6 +35,9 @@ class EvalConfig:
     weights over the deterministic scorers' primary metrics."""
     scale: tuple[float, float] = (1.0, 5.0)
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
+    corpus: Mapping[str, Threshold] = field(default_factory=dict)
+    """Corpus thresholds: the suite's [scoring.corpus], with --corpus bounds replacing the
+    suite's for the metrics they name."""
     scorers: tuple[ScorerEntry, ...] = ()
     knowledge_base: Path | None = None
     cases: Path | None = None
@@ -73,8 +77,12 @@ def resolve(
     drilldown: int | None = None,
     formats: str | Sequence[ReportFormat] | None = None,
     output: Path | None = None,
+    corpus: Sequence[str] | Mapping[str, Threshold] | None = None,
 ) -> EvalConfig:
-    """The config a suite (or none) and the given overrides describe; overrides win."""
+    """The config a suite (or none) and the given overrides describe; overrides win.
+
+    `corpus` is `--corpus` texts (`hallucination<=0.2`) or thresholds by metric; each metric
+    it names replaces the suite's [scoring.corpus] bound for that metric."""
     section = suite.gate if suite is not None else GateSection()
     updates: dict[str, object] = {}
     if gate is not None:
@@ -100,10 +108,19 @@ def resolve(
         chosen_formats = tuple(formats)
     else:
         chosen_formats = tuple(suite.report.formats) if suite is not None else DEFAULT_FORMATS
+    given = (
+        dict(corpus)
+        if isinstance(corpus, Mapping)
+        else parse_corpus(corpus)
+        if corpus is not None
+        else {}
+    )
+    chosen_corpus = {**(suite.scoring.corpus if suite is not None else {}), **given}
     if suite is None:
         return EvalConfig(
             gate=gate_section,
             weights=chosen,
+            corpus=chosen_corpus,
             scorers=tuple(ScorerEntry(name=n) for n in scorers or ()),
             cases=cases,
             drilldown=DRILLDOWN if drilldown is None else drilldown,
@@ -116,6 +133,7 @@ def resolve(
         weights=chosen,
         scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
         thresholds=dict(suite.scoring.thresholds),
+        corpus=chosen_corpus,
         scorers=tuple(ScorerEntry(name=n) for n in scorers)
         if scorers
         else tuple(suite.scoring.scorers),
