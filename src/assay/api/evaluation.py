@@ -19,7 +19,7 @@ from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite, load_suite
+from assay.core.suite import Suite, load_suite, load_suite_cases
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
@@ -151,7 +151,11 @@ def _score_rows(
 def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Case] | None:
     if cases is not None and not isinstance(cases, str | Path):
         return list(cases)
-    return load_cases(config.cases) if config.cases is not None else None
+    if config.cases is None:
+        return None
+    if config.suite is not None:
+        return load_suite_cases(config.suite, config.cases)  # a pinned golden set is checked
+    return load_cases(config.cases)
 
 
 def _comparisons(comparisons: Source | Sequence[Comparison] | None) -> list[Comparison]:
