@@ -23,6 +23,7 @@ from assay.core.suite import Suite, load_suite, load_suite_cases
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
+from assay.verdict.names import check_config_metrics
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
 from assay.verdict.rows import BASELINE, ScoredTrial, check_pairing, load_scores
@@ -139,7 +140,12 @@ def _score_rows(
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
     if isinstance(scores, str | Path):
-        rows = load_scores(Path(scores), rubric, infer_weights=config.weights is None)
+        rows = load_scores(
+            Path(scores),
+            rubric,
+            infer_weights=config.weights is None,
+            check_names=lambda carried: check_config_metrics(config, carried=carried),
+        )
         where: object = scores
     else:
         rows = rows_from_scores(list(scores), rubric)

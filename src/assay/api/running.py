@@ -26,7 +26,7 @@ from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.config import output_dir
+from assay.verdict.config import output_dir, resolve
 
 Progress = Callable[[bool], None]
 
@@ -245,8 +245,10 @@ def execute_run(
     check_run_outputs(suite, request, out)
     if suite is not None:
         from assay.scorers.runner import build_scorers
+        from assay.verdict.names import check_config_metrics
 
-        build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
+        # Bad scorer options and metric names nothing produces fail before any call.
+        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
     handle = Store(Path(store))
     try:
         result = execute(request, handle, progress)
