@@ -20,10 +20,11 @@ from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite, Threshold, load_suite
+from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
+from assay.verdict.names import check_config_metrics
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
 from assay.verdict.rows import BASELINE, ScoredTrial, check_pairing, load_scores
@@ -149,7 +150,12 @@ def _score_rows(
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
     if isinstance(scores, str | Path):
-        rows = load_scores(Path(scores), rubric, infer_weights=config.weights is None)
+        rows = load_scores(
+            Path(scores),
+            rubric,
+            infer_weights=config.weights is None,
+            check_names=lambda carried: check_config_metrics(config, carried=carried),
+        )
         where: object = scores
     else:
         rows = rows_from_scores(list(scores), rubric)
@@ -162,7 +168,11 @@ def _score_rows(
 def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Case] | None:
     if cases is not None and not isinstance(cases, str | Path):
         return list(cases)
-    return load_cases(config.cases) if config.cases is not None else None
+    if config.cases is None:
+        return None
+    if config.suite is not None:
+        return load_suite_cases(config.suite, config.cases)  # a pinned golden set is checked
+    return load_cases(config.cases)
 
 
 def _comparisons(comparisons: Source | Sequence[Comparison] | None) -> list[Comparison]:

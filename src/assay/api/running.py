@@ -20,7 +20,7 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, Threshold, load_suite
+from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -174,9 +174,10 @@ def run_request(
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
-    if isinstance(cases, str | Path) or cases is None:
-        default = suite.path(suite.cases) if suite is not None else DEFAULT_CASES
-        catalogue = load_cases(_path(cases) or default)
+    if suite is not None and (isinstance(cases, str | Path) or cases is None):
+        catalogue = load_suite_cases(suite, _path(cases))  # a pinned golden set is checked
+    elif isinstance(cases, str | Path) or cases is None:
+        catalogue = load_cases(_path(cases) or DEFAULT_CASES)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -244,8 +245,10 @@ def execute_run(
     check_run_outputs(suite, request, out)
     if suite is not None:
         from assay.scorers.runner import build_scorers
+        from assay.verdict.names import check_config_metrics
 
-        build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
+        # Bad scorer options and metric names nothing produces fail before any call.
+        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
     handle = Store(Path(store))
     try:
         result = execute(request, handle, progress)

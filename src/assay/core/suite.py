@@ -10,10 +10,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from assay.core.cases import check_pinned, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.records import Case
 
 DEFAULT_MODEL = "llamacpp:gemma-3-270m"
 
@@ -189,6 +199,9 @@ class Suite(SuiteModel):
     name: str = "suite"
     description: str | None = None
     cases: str = "cases.jsonl"
+    cases_sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
+    """Pins the golden set: the SHA-256 of the case file's bytes (`assay validate --cases F
+    --print-sha256`); any other file is refused (exit 2) before any call."""
     model: str = DEFAULT_MODEL
     trials: int = Field(default=3, ge=1)
     output: str | None = None
@@ -201,10 +214,25 @@ class Suite(SuiteModel):
     judge: JudgeSection = Field(default_factory=JudgeSection)
     report: ReportSection = Field(default_factory=ReportSection)
     root: Path = Field(default=Path("."), exclude=True)
+    _file: Path | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> str:
+        """The suite file as messages name it (`suite` for a suite built in code)."""
+        return str(self._file) if self._file is not None else "suite"
 
     def path(self, relative: str) -> Path:
         """Resolve a path written in the suite against the suite's folder."""
         return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
+
+
+def load_suite_cases(suite: Suite, path: Path | None = None) -> list[Case]:
+    """The suite's case catalogue, or `path` in its place (a --cases flag); with
+    `cases_sha256` the file must be the pinned golden set (checked before it is parsed)."""
+    chosen = path if path is not None else suite.path(suite.cases)
+    if suite.cases_sha256 is not None:
+        check_pinned(chosen, suite.cases_sha256, suite.file)
+    return load_cases(chosen)
 
 
 def suite_cases(suite: Suite | None) -> Path | None:
@@ -242,4 +270,5 @@ def load_suite(path: Path) -> Suite:
             messages.append(f"ERROR: {where}: {problem}")
         raise InputError(messages) from None
     suite.root = path.parent
+    suite._file = path
     return suite

@@ -49,6 +49,10 @@ class EvalConfig:
     suite: Suite | None = None
     """The suite the config came from (read-only), for the sections evaluation does not own
     (its conditions and judges)."""
+    places: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Where the user named metrics (a suite key such as `suite.toml: [scoring.thresholds]`,
+    or a flag such as `--weights`) → the names written there; `verdict.names` checks each is
+    a metric something produces, before any call. Defaults are not user-written: absent."""
 
     @property
     def candidate(self) -> str:
@@ -96,12 +100,15 @@ def resolve(
         raise InputError(
             "ERROR: --candidate: the candidate must be another condition than baseline"
         )
+    places = suite_places(suite) if suite is not None else {}
     if isinstance(weights, str):
         chosen: Mapping[str, float] | None = parse_weights(weights)
     elif weights is not None:
         chosen = dict(weights)
     else:
         chosen = suite_weights(suite) if suite is not None else None
+    if weights is not None:
+        places["--weights"] = tuple(chosen or ())
     if isinstance(formats, str):
         chosen_formats = parse_formats(formats)
     elif formats is not None:
@@ -115,6 +122,8 @@ def resolve(
         if corpus is not None
         else {}
     )
+    if given:
+        places["--corpus"] = tuple(given)
     chosen_corpus = {**(suite.scoring.corpus if suite is not None else {}), **given}
     if suite is None:
         return EvalConfig(
@@ -126,6 +135,7 @@ def resolve(
             drilldown=DRILLDOWN if drilldown is None else drilldown,
             formats=chosen_formats,
             output=output,
+            places=places,
         )
     kb = suite.scoring.knowledge_base
     return EvalConfig(
@@ -145,7 +155,22 @@ def resolve(
         formats=chosen_formats,
         output=output or output_dir(suite),
         suite=suite,
+        places=places,
     )
+
+
+def suite_places(suite: Suite) -> dict[str, tuple[str, ...]]:
+    """The metric names the suite's author wrote, by suite key: [scoring.weights],
+    [scoring.thresholds], [scoring.corpus] and the gate's guards (only when written: the default guards,
+    correctness and safety, are skipped with a note when nothing scores them). Each is
+    checked even when a flag overrides it: a misspelled suite is wrong either way."""
+    found = {
+        "[scoring.weights]": tuple(suite.scoring.weights or ()),
+        "[scoring.thresholds]": tuple(suite.scoring.thresholds),
+        "[scoring.corpus]": tuple(suite.scoring.corpus),
+        "[gate.guard]": tuple(suite.gate.guard) if "guard" in suite.gate.model_fields_set else (),
+    }
+    return {f"{suite.file}: {key}": names for key, names in found.items() if names}
 
 
 def suite_weights(suite: Suite) -> Mapping[str, float] | None:

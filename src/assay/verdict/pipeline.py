@@ -31,6 +31,7 @@ from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.deterministic import merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
+from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
     BASELINE,
     ScoredTrial,
@@ -193,6 +194,7 @@ def evaluate(
     run's, so they are cached in its store and metered by its budget.
     """
     scorers = build_scorers(config.scorers)
+    check_config_metrics(config, scorers, {m for row in inputs.scores for m in row.metrics})
     if scorers and inputs.trials and inputs.cases is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     documents = load_documents(config.knowledge_base) if config.knowledge_base else None
