@@ -77,6 +77,9 @@ def render_json(report: Report) -> str:
 def render_junit(report: Report) -> str:
     """One testcase per case × check, plus one for the release gate itself."""
     suite = ET.Element("testsuite", name=report.title)
+    if report.judge is not None:  # properties come first in a JUnit testsuite
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")
@@ -89,10 +92,17 @@ def render_junit(report: Report) -> str:
         else:
             failures += 1
             ET.SubElement(case, "failure", message=check.message).text = check.message
-    tests = len(report.case_checks) + 1
+    skipped = report.judge.checks() if report.judge is not None else []
+    for skip in skipped:  # thresholds only the disabled judge could meet
+        name = f"threshold:{skip.metric}"
+        testcase = ET.SubElement(suite, "testcase", classname="release_gate", name=name)
+        ET.SubElement(testcase, "skipped", message=skip.reason)
+    tests = len(report.case_checks) + 1 + len(skipped)
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
+    if skipped:
+        suite.set("skipped", str(len(skipped)))
     root = ET.Element("testsuites", name="assay", tests=str(tests), failures=str(failures))
     root.append(suite)
     ET.indent(root)

@@ -14,6 +14,7 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.rubric import load_rubric, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.rows import BASELINE
 
 DRILLDOWN = 20
@@ -45,6 +46,9 @@ class EvalConfig:
     suite: Suite | None = None
     """The suite the config came from (read-only), for the sections evaluation does not own
     (its conditions and judges)."""
+    judge: JudgeStatus | None = None
+    """Whether the suite's judges ran (None: no judge configured, or not a suite run); a
+    disabled judge's skipped thresholds are listed as skipped gate checks."""
 
     @property
     def candidate(self) -> str:

@@ -222,7 +222,11 @@ def evaluate(
         config.gate,
         candidate=candidate,
         cases=cases,
-        failures=[*threshold_checks(results, config.thresholds, candidate), *calibration],
+        failures=[
+            *threshold_checks(results, config.thresholds, candidate),
+            *calibration,
+            *(config.judge.checks() if config.judge is not None else []),
+        ],
     )
     return Evaluation(
         analysis=analysis,
