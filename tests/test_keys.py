@@ -234,3 +234,35 @@ def test_a_grounding_model_without_its_key_disables_it_and_grounding_stays_lexic
     assert rows and all(json.loads(r)["scorer"] == "groundedness" for r in rows)
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["judge"]["status"] == "disabled"
+
+
+def test_a_suite_with_only_a_disabled_judge_says_nothing_was_gated(
+    cli: Any, tmp_path: Path
+) -> None:
+    suite = write_suite(
+        tmp_path,
+        ["baseline=mock:echo", "candidate=mock:answer"],
+        f'[judge]\njudges = ["{JUDGE}"]\n',
+    )
+    result = cli("run", suite, "--store", tmp_path / "s.db", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["judge"]["status"] == "disabled"
+    assert (
+        "note: the suite names no scorers besides its disabled judge, so nothing is scored or gated"
+    ) in result.stderr
+
+
+def test_the_python_api_disables_or_requires_the_judge_alike(tmp_path: Path) -> None:
+    import assay
+    from assay.core.errors import InputError
+
+    suite = write_suite(tmp_path, ["baseline=mock:echo", "candidate=mock:answer"], JUDGED)
+    store = tmp_path / "api.db"
+    with pytest.raises(InputError, match="ANTHROPIC_API_KEY, which is not set"):
+        assay.run(suite, store=store, require_judge=True)
+    assert not store.exists()
+    result = assay.evaluate(suite, store=store)
+    assert result.passed
+    assert result.report.judge is not None
+    assert result.report.judge.headline == "LLM judge disabled: ANTHROPIC_API_KEY is not set"
+    assert [c.metric for c in result.checks if c.status == "skipped"] == ["correctness"]

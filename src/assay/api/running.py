@@ -324,9 +324,9 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         )
         return
     if not suite.scoring.scorers and not suite.judge.judges:
-        outcome.notes.append(
-            "note: the suite names no scorers and no judges, so nothing is scored or gated"
-        )
+        disabled = judge is not None and judge.disabled
+        what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
+        outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
         return
     handle = Store(outcome.store)
     try:
