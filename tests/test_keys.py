@@ -86,6 +86,7 @@ def test_missing_judge_key_disables_the_judge_and_every_report_says_so(
     result = cli("run", suite, "--store", tmp_path / "s.db", "--json")
     assert result.code == 0, result.stderr
     assert "WARNING: LLM judge disabled: ANTHROPIC_API_KEY is not set" in result.stderr
+    assert "thresholds skipped: correctness" in result.stderr
     summary = result.json()
     assert summary["judge"] == {
         "status": "disabled",

@@ -275,9 +275,11 @@ def execute_run(
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)
     if judge is not None and judge.disabled:
+        skipped = f"; thresholds skipped: {', '.join(judge.skipped)}" if judge.skipped else ""
         outcome.notes.append(
             f"WARNING: {judge.headline}: the run went on without it, with the deterministic"
-            " scorers (`[judge] required = true` or --require-judge makes this an error)"
+            f" scorers{skipped} (`[judge] required = true` or --require-judge makes this an"
+            " error)"
         )
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
