@@ -37,9 +37,11 @@ def judge(
     case's expectations loses to one that meets them without a judge call unless
     `expectations_first=False`. Writes `output` (Score rows or Comparisons) and `labels`
     (for `assay calibrate`) when given; `result.rows` holds the same records."""
+    from assay.scorers.judge.config import check_judge_keys
     from assay.scorers.judge.labels import direct_labels, pairwise_labels
 
     chosen = config if config is not None else JudgeConfig(judges=list(judges), **settings)
+    check_judge_keys(chosen)  # before any file or the store is written
     if output is not None:
         check_output(Path(output), "--output")
     if labels is not None:

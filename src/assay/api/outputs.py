@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from assay.core.records import Output
-from assay.verdict.checks import ReleaseGate, ScoreSummary
+from assay.verdict.checks import JudgeStatus, ReleaseGate, ScoreSummary
 
 Number = float | None
 
@@ -23,7 +23,8 @@ Number = float | None
 
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
-    (`release_gate`) and the folder of the reports. `exit_code` is the command's."""
+    (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
+    null when it configures none). `exit_code` is the command's."""
 
     run_id: str
     total: int
@@ -41,6 +42,7 @@ class RunSummary(Output):
     release_gate: ReleaseGate | None = None
     reports: str | None = None
     notes: list[str] = Field(default_factory=list)
+    judge: JudgeStatus | None = None
 
 
 # -- assay judge --json ---------------------------------------------------------------------

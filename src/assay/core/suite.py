@@ -61,9 +61,13 @@ class ConditionSection(SuiteModel):
 
 
 class JudgeSection(SuiteModel):
-    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging."""
+    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging.
+
+    A judge whose API key is not set is disabled: the run goes on with the deterministic
+    scorers and every report says so. `required = true` makes it exit 2 before any call."""
 
     judges: list[str] = Field(default_factory=list)
+    required: bool = False
     mode: Literal["direct", "pairwise"] = "direct"
     a: str = "baseline"
     b: str = "candidate"

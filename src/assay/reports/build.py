@@ -26,6 +26,7 @@ from assay.reports.model import (
 )
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE
@@ -244,11 +245,13 @@ def build_report(
     notes: Sequence[str] = (),
     calibration: Mapping[str, DimensionResult] | None = None,
     cases_shown: int = DRILLDOWN,
+    judge: JudgeStatus | None = None,
 ) -> Report:
     """Assemble the report, verdict first; the renderers add nothing but layout.
 
     `calibration` is `assay calibrate`'s result on labels, for the confusion matrices;
-    `cases_shown` bounds the per-case drill-down."""
+    `cases_shown` bounds the per-case drill-down; `judge` says whether the suite's judges
+    ran."""
     gate = analysis.gate
     cases = analysis.cases
     all_notes = list(notes) + list(analysis.notes)
@@ -271,6 +274,7 @@ def build_report(
         passed=gate.passed,
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
+        judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[
             ConditionRow(

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.verdict.checks import Check
+from assay.verdict.checks import Check, JudgeStatus
 
 REPORT_VERSION = 1
 
@@ -231,6 +231,12 @@ class Report(ReportModel):
     passed: bool
     reasons: list[str]
     cases_needed: int | None
+    judge: JudgeStatus | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="whether the suite's LLM judges ran (absent: no judge configured);"
+        " a disabled judge is announced at the top of every report",
+    )
     weights: dict[str, float]
     conditions: list[ConditionRow]
     comparisons: list[ConditionComparison]

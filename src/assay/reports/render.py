@@ -92,6 +92,9 @@ def render_json(report: Report) -> str:
 def render_junit(report: Report) -> str:
     """One testcase per case × check, plus one for the release gate itself."""
     suite = ET.Element("testsuite", name=report.title)
+    if report.judge is not None:  # properties come first in a JUnit testsuite
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")
@@ -116,13 +119,19 @@ def render_junit(report: Report) -> str:
         else:
             failures += 1
             ET.SubElement(case, "failure", message=check.message).text = check.message
-    tests = len(report.case_checks) + len(corpus) + 1
+    # thresholds only the disabled judge could meet (its corpus bounds are in `corpus`)
+    skipped = [c for c in (report.judge.checks() if report.judge else []) if c not in corpus]
+    for skip in skipped:
+        name = f"threshold:{skip.metric}"
+        testcase = ET.SubElement(suite, "testcase", classname="release_gate", name=name)
+        ET.SubElement(testcase, "skipped", message=skip.reason)
+    tests = len(report.case_checks) + len(corpus) + 1 + len(skipped)
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
-    skipped = sum(1 for c in corpus if c.status == "skipped")
-    if skipped:
-        suite.set("skipped", str(skipped))
+    skips = len(skipped) + sum(1 for c in corpus if c.status == "skipped")
+    if skips:
+        suite.set("skipped", str(skips))
     root = ET.Element("testsuites", name="assay", tests=str(tests), failures=str(failures))
     root.append(suite)
     ET.indent(root)

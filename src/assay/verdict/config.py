@@ -14,6 +14,7 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.rubric import load_rubric, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.rows import BASELINE
 from assay.verdict.thresholds import parse_corpus
 
@@ -53,6 +54,9 @@ class EvalConfig:
     """Where the user named metrics (a suite key such as `suite.toml: [scoring.thresholds]`,
     or a flag such as `--weights`) → the names written there; `verdict.names` checks each is
     a metric something produces, before any call. Defaults are not user-written: absent."""
+    judge: JudgeStatus | None = None
+    """Whether the suite's judges ran (None: no judge configured, or not a suite run); a
+    disabled judge's skipped thresholds are listed as skipped gate checks."""
 
     @property
     def candidate(self) -> str:

@@ -233,6 +233,7 @@ def evaluate(
             *threshold_checks(results, config.thresholds, candidate, rows),
             *corpus_checks(results, {**scorer_corpus(scorers), **config.corpus}, candidate, rows),
             *calibration,
+            *(config.judge.checks() if config.judge is not None else []),
         ],
     )
     return Evaluation(

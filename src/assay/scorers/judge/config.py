@@ -17,7 +17,7 @@ from assay.core.rubric import Criterion, Rubric
 from assay.core.suite import Suite
 from assay.engine.plan import sha256_json
 from assay.models.base import Model
-from assay.models.registry import ModelOptions, create_model
+from assay.models.registry import MissingKey, ModelOptions, create_model, missing_keys
 from assay.scorers.judge.bias import shared_families
 from assay.scorers.judge.prompts import template_sha256
 
@@ -125,10 +125,30 @@ def family_warnings(config: JudgeConfig, trials: Sequence[Trial]) -> list[str]:
     return [f"WARNING: {m}" for m in messages]
 
 
+def judge_specs(config: JudgeConfig) -> list[str]:
+    """Every model the configuration calls: the judges, then the screen judge."""
+    return list(dict.fromkeys([*config.judges, *([config.screen] if config.screen else [])]))
+
+
+def judge_missing_keys(config: JudgeConfig) -> list[MissingKey]:
+    """The API keys the configuration's models need and the environment lacks."""
+    return missing_keys(judge_specs(config), config.options)
+
+
+def check_judge_keys(config: JudgeConfig) -> None:
+    """InputError, before any call, for each judge whose API key is not set (`assay judge`:
+    the judge is the command, so it cannot be disabled)."""
+    problems = [
+        f"ERROR: --judge {m.spec}: {m}" + (f" ({m.hint})" if m.hint else "")
+        for m in judge_missing_keys(config)
+    ]
+    if problems:
+        raise InputError(problems)
+
+
 def build_judge_models(config: JudgeConfig) -> dict[str, Model]:
     """One model per judge spec (the screen judge too)."""
-    specs = list(dict.fromkeys([*config.judges, *([config.screen] if config.screen else [])]))
-    return {spec: create_model(spec, config.options) for spec in specs}
+    return {spec: create_model(spec, config.options) for spec in judge_specs(config)}
 
 
 def config_from_suite(suite: Suite) -> JudgeConfig:
