@@ -240,3 +240,36 @@ def test_the_score_row_schema_declares_the_method() -> None:
         {"case_id": "c", "trial": 1, "condition": "b", "groundedness": 1, "method": "lexical"}
     )
     assert row.method == "lexical" and row.model_extra == {"groundedness": 1}
+
+
+def test_a_suite_run_writes_the_method_and_a_rerun_makes_no_call(cli: Any, tmp_path: Path) -> None:
+    """`assay run SUITE`: the grounding judge's calls go through the run's caller, so the
+    rows and the report name the judge, and running again is answered from the cache."""
+    claim = f"{GROUNDED} {WRONG}"  # mock:echo repeats its prompt: the context and these two
+    write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case("g1", prompt=claim, context=[{"id": "d1", "text": TOWER}])],
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'cases = "cases.jsonl"\ntrials = 1\nmodel = "mock:echo"\noutput = "out"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["mock:fair"]\n'
+        '[scoring]\nscorers = [{ name = "groundedness" }, { name = "hallucination" }]\n',
+        encoding="utf-8",
+    )
+    first = cli("run", suite, "--store", tmp_path / "s.db", "--json")
+    assert first.code in (0, 1), first.stderr
+    lines = (tmp_path / "out" / "deterministic.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert {(r["scorer"], r["method"]) for r in rows} == {
+        ("groundedness", "judge:mock:fair"),
+        ("hallucination", "judge:mock:fair"),
+    }
+    figures = {(r["condition"], r["scorer"]): r["metrics"] for r in rows}
+    assert figures[("candidate", "groundedness")] == {"groundedness": 0.75}  # 3 of 4 claims
+    assert figures[("candidate", "hallucination")] == {"hallucination": 1.0}
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| candidate | groundedness (judge:mock:fair) | groundedness 0.75 |" in report
+    again = cli("run", suite, "--store", tmp_path / "s.db", "--json")
+    assert again.code == first.code and again.json()["calls"] == 0
