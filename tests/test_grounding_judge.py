@@ -273,3 +273,35 @@ def test_a_suite_run_writes_the_method_and_a_rerun_makes_no_call(cli: Any, tmp_p
     assert "| candidate | groundedness (judge:mock:fair) | groundedness 0.75 |" in report
     again = cli("run", suite, "--store", tmp_path / "s.db", "--json")
     assert again.code == first.code and again.json()["calls"] == 0
+
+
+def test_the_judge_budget_of_a_suite_caps_the_grounding_judge_too(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """[judge] budget_usd caps the judges' calls, the grounding judge's included: the scorers
+    are given the judges' capped caller, not the run's uncapped one."""
+    from assay.api import suites
+
+    seen: list[float | None] = []
+    evaluate = suites.evaluate_inputs
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["caller"].budget.limit)
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(suites, "evaluate_inputs", spy)
+    write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case("g1", prompt=GROUNDED, context=[{"id": "d1", "text": TOWER}])],
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'cases = "cases.jsonl"\ntrials = 1\nmodel = "mock:echo"\noutput = "out"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["mock:fair"]\nprice = "1,1"\nbudget_usd = 5\n'
+        '[scoring]\nscorers = [{ name = "groundedness" }]\n',
+        encoding="utf-8",
+    )
+    done = cli("run", suite, "--store", tmp_path / "s.db")
+    assert done.code in (0, 1), done.stderr
+    assert seen == [5.0]  # the run has no budget of its own; the judges' cap applies
