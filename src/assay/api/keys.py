@@ -31,10 +31,15 @@ def judge_status(suite: Suite, require: bool = False) -> JudgeStatus | None:
     """Whether the suite's LLM judges can run, decided before any call: None when the suite
     configures none; `enabled`; or `disabled` naming the unset key(s). InputError instead of
     `disabled` when `require` or the suite's `[judge] required` is set."""
-    from assay.scorers.judge.config import config_from_suite, judge_missing_keys, judge_specs
+    from assay.scorers.judge.config import (
+        config_from_suite,
+        judge_missing_keys,
+        judge_specs,
+        suite_judge,
+    )
 
     config = config_from_suite(suite)
-    scorers = build_scorers(suite.scoring.scorers)
+    scorers = build_scorers(suite.scoring.scorers, *suite_judge(suite))
     scorer_models = [spec for s in scorers for spec in s.models]
     specs = list(dict.fromkeys([*judge_specs(config), *scorer_models]))
     if not specs:

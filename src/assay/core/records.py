@@ -143,6 +143,8 @@ class ScoreRow(Record):
     scale: str | None = None
     spread: dict[str, Any] | None = None
     judges: list[dict[str, Any]] | None = None
+    # How a grounding scorer's figure was made: "lexical" (word overlap) or "judge:<model>".
+    method: str | None = None
 
 
 Winner = Literal["a", "b", "tie"]

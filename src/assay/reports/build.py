@@ -121,6 +121,7 @@ def _case_checks(
     for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate, rows):
         misses.setdefault((case, scorer), []).append(message)
     means = case_metric_means(results, candidate)
+    methods = scorer_methods(results)
     checks = []
     for case_id in sorted({r.case_id for r in rows} | set(means) | {c for c, _ in misses}):
         blocked = [r for r in rows if r.case_id == case_id and r.blocker]
@@ -147,12 +148,14 @@ def _case_checks(
                 if r.case_id == case_id and r.condition == candidate and r.scorer == scorer
             )
             problems = missed + (["blocking finding"] if blocker else [])
+            method = methods.get((candidate, scorer))
             checks.append(
                 CaseCheck(
                     case_id=case_id,
                     check=scorer,
                     passed=not problems,
-                    message="; ".join(problems) if problems else ", ".join(figures),
+                    message=("; ".join(problems) if problems else ", ".join(figures))
+                    + (f" ({method})" if method else ""),
                 )
             )
         checks.extend(
@@ -232,6 +235,17 @@ def blockers(analysis: Analysis) -> list[Blocker]:
     return found
 
 
+def scorer_methods(results: Sequence[Score]) -> dict[tuple[str, str], str]:
+    """(condition, scorer) → the methods its Scores name (`lexical`, `judge:<model>`),
+    `, `-joined, for the scorers that say (the grounding scorers)."""
+    found: dict[tuple[str, str], dict[str, None]] = {}
+    for result in results:
+        method = result.fields.get("method")
+        if isinstance(method, str):
+            found.setdefault((result.condition, result.scorer), {})[method] = None
+    return {key: ", ".join(sorted(names)) for key, names in found.items()}
+
+
 def build_report(
     analysis: Analysis,
     *,
@@ -263,6 +277,7 @@ def build_report(
         counts[0] += 1
         counts[1] += trial.error is not None
     by_key = {(t.case_id, t.trial, t.condition): t for t in trials}
+    methods = scorer_methods(results)
     details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
     return Report(
         title=title,
@@ -313,6 +328,7 @@ def build_report(
                 condition=condition,
                 scorer=name,
                 metrics={k: round(v, 6) for k, v in figures.items()},
+                method=methods.get((condition, name)),
             )
             for condition, by_scorer in aggregates(results, scorers).items()
             for name, figures in by_scorer.items()

@@ -5,9 +5,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from assay.verdict.checks import Check, JudgeStatus
 
@@ -82,11 +88,23 @@ class CaseCheck(ReportModel):
 
 
 class ScorerSummary(ReportModel):
-    """A deterministic scorer's corpus figures under one condition."""
+    """A scorer's corpus figures under one condition."""
 
     condition: str
     scorer: str
     metrics: dict[str, float]
+    method: str | None = Field(
+        default=None,
+        description="how a grounding scorer's figures were made: `lexical` (word overlap) or"
+        " `judge:<model>`; several `, `-joined; absent for the other scorers",
+    )
+
+    @model_serializer(mode="wrap")
+    def _method_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("method") is None:
+            data.pop("method", None)
+        return data
 
 
 class TrialCounts(ReportModel):

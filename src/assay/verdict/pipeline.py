@@ -193,7 +193,9 @@ def evaluate(
     `caller` makes the model calls of scorers that call models (judge-backed grounding): the
     run's, so they are cached in its store and metered by its budget.
     """
-    scorers = build_scorers(config.scorers)
+    from assay.scorers.judge.config import suite_judge
+
+    scorers = build_scorers(config.scorers, *suite_judge(config.suite))
     check_config_metrics(config, scorers, {m for row in inputs.scores for m in row.metrics})
     if scorers and inputs.trials and inputs.cases is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")

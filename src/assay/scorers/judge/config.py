@@ -154,7 +154,6 @@ def build_judge_models(config: JudgeConfig) -> dict[str, Model]:
 def config_from_suite(suite: Suite) -> JudgeConfig:
     """The JudgeConfig a suite's [judge] section describes (paths relative to the suite)."""
     from assay.core.rubric import load_rubric
-    from assay.models.pricing import parse_price
 
     section = suite.judge
     return JudgeConfig(
@@ -179,8 +178,25 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         retries=suite.run.retries,
         budget_usd=section.budget_usd,
         allow_unmetered=section.allow_unmetered or suite.run.allow_unmetered,
-        options=ModelOptions(
-            base_url=section.base_url or suite.run.base_url,
-            price=parse_price(section.price) if section.price else None,
-        ),
+        options=judge_options(suite),
     )
+
+
+def judge_options(suite: Suite) -> ModelOptions:
+    """The model settings of the suite's judges ([judge] base_url and price, else [run]'s
+    base_url)."""
+    from assay.models.pricing import parse_price
+
+    section = suite.judge
+    return ModelOptions(
+        base_url=section.base_url or suite.run.base_url,
+        price=parse_price(section.price) if section.price else None,
+    )
+
+
+def suite_judge(suite: Suite | None) -> tuple[str | None, ModelOptions | None]:
+    """The suite's first [judge] judge and its model settings — the judge of the grounding
+    scorers that name none (`scorers.runner.build_scorers`); (None, None) without one."""
+    if suite is None or not suite.judge.judges:
+        return None, None
+    return suite.judge.judges[0], judge_options(suite)
