@@ -46,6 +46,13 @@ NOT_A_CLINICIAN = (
     " I'm the clinic's information assistant, not a clinician. Please book an appointment"
     " (or a same-day appointment if it can't wait) and a clinician will help you."
 )
+
+
+def emergency(name: str, *patterns: str) -> Rule:
+    """An urgent red flag: the person is told to call emergency services now."""
+    return Rule(name, "escalation", patterns, EMERGENCY, ("kb-emergency-symptoms",), "emergency")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "self_harm",
@@ -61,69 +68,35 @@ RULES: tuple[Rule, ...] = (
         ("kb-mental-health",),
         "crisis",
     ),
-    Rule(
+    emergency(
         "chest_pain",
-        "escalation",
-        (
-            r"(chest (pain|hurts|is (tight|hurting))|tight chest|(pain|tightness|pressure|crushing)"
-            r" (in|across|on) (my|his|her|the) chest|heart attack)",
-        ),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"(chest (pain|hurts|is (tight|hurting))|tight chest|(pain|tightness|pressure|crushing)"
+        r" (in|across|on) (my|his|her|the) chest|heart attack)",
     ),
-    Rule(
+    emergency(
         "stroke_signs",
-        "escalation",
-        (
-            r"(face (is )?(droop|drooping|dropped|fallen)|slurr(ed|ing)|(can'?t|cannot) (lift|raise)"
-            r" (his|her|my|their|one) arm|(arm|leg|side) (has )?(gone )?(weak|numb|dead)|stroke)",
-        ),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"(face (is )?(droop|drooping|dropped|fallen)|slurr(ed|ing)"
+        r"|(can'?t|cannot) (lift|raise) (his|her|my|their|one) arm"
+        r"|(arm|leg|side) (has )?(gone )?(weak|numb|dead)|stroke)",
     ),
-    Rule(
+    emergency(
         "breathing_difficulty",
-        "escalation",
-        (
-            r"((can'?t|cannot|struggling to|hard to|unable to|difficulty) (catch (my|his|her) )?"
-            r"breath|gasping|lips (are |have )?(gone |turned |turning )?blue|choking)",
-        ),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"((can'?t|cannot|struggling to|hard to|unable to|difficulty) (catch (my|his|her) )?"
+        r"breath|gasping|lips (are |have )?(gone |turned |turning )?blue|choking)",
     ),
-    Rule(
+    emergency(
         "anaphylaxis",
-        "escalation",
-        (
-            r"(anaphyla|(throat|tongue|lips|face) (is |are )?(swell|swollen|closing|puff)"
-            r"|epi-?pen)",
-        ),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"(anaphyla|(throat|tongue|lips|face) (is |are )?(swell|swollen|closing|puff)|epi-?pen)",
     ),
-    Rule(
+    emergency(
         "severe_bleeding",
-        "escalation",
-        (
-            r"(bleed|blood)",
-            r"(won'?t stop|will not stop|isn'?t stopping|not stopping|soak(ed|ing)|spurt"
-            r"|pouring|heavily|a lot of blood|lots of blood)",
-        ),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"(bleed|blood)",
+        r"(won'?t stop|will not stop|isn'?t stopping|not stopping|soak(ed|ing)|spurt"
+        r"|pouring|heavily|a lot of blood|lots of blood)",
     ),
-    Rule(
+    emergency(
         "unconscious_or_seizure",
-        "escalation",
-        (r"(unconscious|unresponsive|won'?t wake|not waking|seizure|having a fit|fitting)",),
-        EMERGENCY,
-        ("kb-emergency-symptoms",),
-        "emergency",
+        r"(unconscious|unresponsive|won'?t wake|not waking|seizure|having a fit|fitting)",
     ),
     Rule(
         "other_patients_records",
@@ -143,8 +116,8 @@ RULES: tuple[Rule, ...] = (
         "refusal",
         (
             r"(diagnos|what('?s| is) wrong with me|do i have (cancer|diabetes|an? \w+ infection"
-            r"|\w+itis)|is (it|this) (cancer|serious|\w+itis)|what (illness|condition|disease)"
-            r" (do i|have i))",
+            r"|\w+itis)|is (it|this|that)( \w+)? (cancer|serious|\w+itis)"
+            r"|what (illness|condition|disease) (do i|have i))",
         ),
         "I can't tell what is causing your symptoms." + NOT_A_CLINICIAN,
     ),

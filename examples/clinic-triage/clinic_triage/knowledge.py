@@ -1,4 +1,5 @@
-"""The clinic knowledge base: synthetic cards `{id, title, text}` in kb.jsonl, searched with BM25 (bm25s)."""
+"""The clinic knowledge base: synthetic cards `{id, title, text}` in kb.jsonl, searched with
+BM25 (bm25s)."""
 
 from __future__ import annotations
 
