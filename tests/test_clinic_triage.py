@@ -190,24 +190,45 @@ def test_pinned_hash_is_the_case_files(cli) -> None:  # type: ignore[no-untyped-
     assert result.code == 0 and digest in result.stdout
 
 
+def _lane_without_secrets(cli, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], Path]:  # type: ignore[no-untyped-def]
+    reports = tmp_path / "reports"
+    result = cli(
+        "run", EXAMPLE / "suite.toml", "--param", "agent_model=mock", *args,
+        "--store", tmp_path / "s.db", "--out", reports,
+    )  # fmt: skip
+    assert result.code in (0, 1), result.stdout + result.stderr
+    assert "LLM judge disabled: ANTHROPIC_API_KEY is not set" in result.stdout + result.stderr
+    return result.code, json.loads((reports / "report.json").read_text()), reports
+
+
 @NEEDS_ISSUE_11
 def test_lane_without_secrets_gates_on_the_deterministic_checks(  # type: ignore[no-untyped-def]
     cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    reports = tmp_path / "reports"
-    result = cli(
-        "run", EXAMPLE / "suite.toml", "--param", "agent_model=mock",
-        "--store", tmp_path / "s.db", "--out", reports,
-    )  # fmt: skip
-    assert result.code == 0, result.stdout + result.stderr
-    assert "ANTHROPIC_API_KEY is not set" in result.stdout + result.stderr
-    report = json.loads((reports / "report.json").read_text())
+    code, report, reports = _lane_without_secrets(cli, tmp_path)
+    assert code == 0 and report["verdict"] == "PASS", report["reasons"]
     assert report["judge"]["status"] == "disabled"
-    text = json.dumps(report)
-    assert "PASS" in text and "faithfulness" in text and "hallucination" in text
+    checks = {check["name"]: check for check in report["checks"]}
+    assert checks["thresholds"]["status"] == "pass"
+    # The corpus thresholds are on judged figures: skipped, never met by a lexical figure.
+    for metric in ("faithfulness", "hallucination"):
+        statuses = {c["status"] for c in report["checks"] if c.get("metric") == metric}
+        assert statuses == {"skipped"}, (metric, report["checks"])
     for name in ("report.md", "report.html", "report.junit.xml"):
         assert "LLM judge disabled" in (reports / name).read_text(), name
+
+
+@NEEDS_ISSUE_11
+def test_lane_without_secrets_fails_an_assistant_without_its_red_flags(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, report, _ = _lane_without_secrets(cli, tmp_path, "--param", "guardrails=false")
+    assert code == 1 and report["verdict"] == "FAIL"
+    assert report["blockers"], "every missed escalation is a blocking finding"
+    checks = {check["name"]: check for check in report["checks"]}
+    assert checks["thresholds"]["status"] == "fail"
 
 
 @NEEDS_ISSUE_11
