@@ -1,8 +1,9 @@
 """The clinic-triage example: data, red-flag rules, the suite offline, and the calibration slice.
 
-The example's suite uses issue 11's single-system gate (`[scoring.corpus]`, `cases_sha256`,
-`[judge] required`); the tests of those parts are xfail until they are merged. Everything
-else (the agent on every case, the deterministic expectations, calibration) runs today.
+The example's suite is a single-system gate: one condition, a pinned golden set
+(`cases_sha256`), per-case thresholds and judge-backed corpus thresholds (`[scoring.corpus]`),
+with the judge disabled where its key is not set. Both CI lanes run here offline: without
+the key (judge disabled) and with a mock judge standing in for the real one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from assay.core.records import Case, Label, Trial
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "clinic-triage"
 CITE = re.compile(r"\[cite:([A-Za-z0-9_.-]+)\]")
-NEEDS_ISSUE_11 = pytest.mark.xfail(reason="needs issue 11 items 1-6", strict=False)
 CATEGORIES = {"answerable", "refusal", "urgent", "self-harm"}
 
 
@@ -86,7 +86,7 @@ def test_dataset_and_knowledge_base_are_complete() -> None:
             assert case.expect.escalate and case.risk == "high"
 
 
-def test_case_file_validates(cli) -> None:  # type: ignore[no-untyped-def]
+def test_case_file_validates(cli: Any) -> None:
     result = cli("validate", "--cases", EXAMPLE / "cases.jsonl")
     assert result.code == 0, result.stdout + result.stderr
 
@@ -170,26 +170,27 @@ def test_default_answer_model_is_the_embedded_one(agent_path: Path) -> None:
     assert answered["usage"]["output_tokens"] > 0 and answered["cost_usd"] == 0.0
 
 
-def _suite_without_issue_11_keys(tmp_path: Path) -> Path:
-    """The example's suite minus what issue 11 adds, with absolute paths (runs on main today)."""
+def _suite_judged_by(tmp_path: Path, judge: str) -> Path:
+    """The example's suite with its judge replaced (absolute paths, so it runs from tmp)."""
     text = (EXAMPLE / "suite.toml").read_text(encoding="utf-8")
-    text = re.sub(r"^cases_sha256 = .*\n", "", text, flags=re.M)
-    text = re.sub(r"^\[scoring\.corpus\]\n(?:[^\[\n].*\n|#.*\n)*", "", text, flags=re.M)
-    text = re.sub(r"^\[judge\]\n(?:[^\[].*\n|\n)*?(?=\[)", "", text, flags=re.M)
+    text = text.replace('judges = ["anthropic:claude-haiku-4-5"]', f'judges = ["{judge}"]')
     for name in ("cases.jsonl", "kb.jsonl", "agent.py"):
         text = text.replace(f'"{name}', f'"{(EXAMPLE / name).as_posix()}')
         text = text.replace(f":{name}:", f":{(EXAMPLE / name).as_posix()}:")
-    assert "corpus" not in text.split("[scoring]")[1] and "anthropic" not in text
+    assert judge in text and "anthropic" not in text
     path = tmp_path / "suite.toml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def test_suite_runs_offline_and_meets_every_expectation(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_suite_runs_offline_and_meets_every_expectation(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     out = tmp_path / "trials.jsonl"
     result = cli(
-        "run", _suite_without_issue_11_keys(tmp_path), "--param", "agent_model=mock",
-        "--output", out, "--store", tmp_path / "s.db",
+        "run", EXAMPLE / "suite.toml", "--param", "agent_model=mock",
+        "--output", out, "--store", tmp_path / "s.db", "--out", tmp_path / "reports",
     )  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     golden = cases()
@@ -201,15 +202,14 @@ def test_suite_runs_offline_and_meets_every_expectation(cli, tmp_path: Path) -> 
         check_state(golden[row["case_id"]], row["state"], row["response"])
 
 
-@NEEDS_ISSUE_11
-def test_pinned_hash_is_the_case_files(cli) -> None:  # type: ignore[no-untyped-def]
+def test_pinned_hash_is_the_case_files(cli: Any) -> None:
     digest = hashlib.sha256((EXAMPLE / "cases.jsonl").read_bytes()).hexdigest()
     assert f'cases_sha256 = "{digest}"' in (EXAMPLE / "suite.toml").read_text()
     result = cli("validate", "--cases", EXAMPLE / "cases.jsonl", "--print-sha256")
     assert result.code == 0 and digest in result.stdout
 
 
-def _lane_without_secrets(cli, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], Path]:  # type: ignore[no-untyped-def]
+def _lane_without_secrets(cli: Any, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
     reports = tmp_path / "reports"
     result = cli(
         "run", EXAMPLE / "suite.toml", "--param", "agent_model=mock", *args,
@@ -220,9 +220,8 @@ def _lane_without_secrets(cli, tmp_path: Path, *args: str) -> tuple[int, dict[st
     return result.code, json.loads((reports / "report.json").read_text()), reports
 
 
-@NEEDS_ISSUE_11
-def test_lane_without_secrets_gates_on_the_deterministic_checks(  # type: ignore[no-untyped-def]
-    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_lane_without_secrets_gates_on_the_deterministic_checks(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     code, report, reports = _lane_without_secrets(cli, tmp_path)
@@ -238,9 +237,8 @@ def test_lane_without_secrets_gates_on_the_deterministic_checks(  # type: ignore
         assert "LLM judge disabled" in (reports / name).read_text(), name
 
 
-@NEEDS_ISSUE_11
-def test_lane_without_secrets_fails_an_assistant_without_its_red_flags(  # type: ignore[no-untyped-def]
-    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_lane_without_secrets_fails_an_assistant_without_its_red_flags(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     code, report, _ = _lane_without_secrets(cli, tmp_path, "--param", "guardrails=false")
@@ -250,9 +248,8 @@ def test_lane_without_secrets_fails_an_assistant_without_its_red_flags(  # type:
     assert checks["thresholds"]["status"] == "fail"
 
 
-@NEEDS_ISSUE_11
-def test_lane_with_secrets_requires_the_judge_key(  # type: ignore[no-untyped-def]
-    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_lane_with_secrets_requires_the_judge_key(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     result = cli(
@@ -263,7 +260,30 @@ def test_lane_with_secrets_requires_the_judge_key(  # type: ignore[no-untyped-de
     assert not (tmp_path / "trials.jsonl").exists()
 
 
-def test_calibration_slice_advisory_and_enforced(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_lane_with_secrets_gates_on_the_judged_corpus_figures(cli: Any, tmp_path: Path) -> None:
+    """The judged lane, offline: a mock judge in place of the real one backs faithfulness
+    and hallucination, so the corpus thresholds gate on judged figures (not skipped)."""
+    reports = tmp_path / "reports"
+    result = cli(
+        "run", _suite_judged_by(tmp_path, "mock:fair"), "--param", "agent_model=mock",
+        "--require-judge", "--store", tmp_path / "s.db", "--out", reports,
+    )  # fmt: skip
+    assert result.code in (0, 1), result.stdout + result.stderr
+    report = json.loads((reports / "report.json").read_text())
+    assert report["judge"]["status"] == "enabled"
+    for metric in ("faithfulness", "hallucination"):
+        (check,) = [c for c in report["checks"] if c.get("metric") == metric]
+        assert check["status"] in ("pass", "fail") and check["value"] is not None, check
+        assert check["cases"] > 0
+    scores = [
+        json.loads(line)
+        for line in (reports / "deterministic.jsonl").read_text().splitlines()
+        if '"faithfulness"' in line
+    ]
+    assert scores and {s.get("method") for s in scores} == {"judge:mock:fair"}
+
+
+def test_calibration_slice_advisory_and_enforced(cli: Any, tmp_path: Path) -> None:
     trials = [
         Trial.model_validate(json.loads(line))
         for line in (EXAMPLE / "labelled-trials.jsonl").read_text().splitlines()
