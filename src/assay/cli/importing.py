@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -27,7 +27,7 @@ Examples:
 @app.command("import", epilog=EXAMPLE)
 def import_command(
     tool: Annotated[
-        Literal["promptfoo", "inspect"],
+        str,
         typer.Argument(
             metavar="TOOL",
             help="promptfoo (results JSON) or inspect (Inspect AI .eval/.json logs).",

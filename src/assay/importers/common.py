@@ -32,7 +32,9 @@ class Source(BaseModel):
     """A part of another tool's output: only the fields assay reads are declared, their JSON
     types are checked (never coerced), and every other field is ignored."""
 
-    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="ignore", strict=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from assay.core.errors import InputError
 from assay.core.jsonl import read_text
 from assay.core.records import Case, ScoreRow, Trial, Usage
 from assay.importers.common import (
+    MAX_PROBLEMS,
     Imported,
     Source,
     is_zip,
@@ -48,6 +49,7 @@ TOOL: Final = "inspect"
 FORMAT_VERSION = 2
 ZSTD = 93  # the zip compression method Inspect writes .eval members with
 EXPECTED = "an Inspect AI log (a log holds `eval` (the task, model and settings) and `samples`)"
+NOT_LOGS = ("logs.json", "eval-set.json")  # what Inspect keeps beside the logs of a folder
 MAX_MEMBER = 512 * 1024 * 1024
 GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
@@ -133,7 +135,11 @@ def read(paths: Sequence[Path]) -> Imported:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json"))
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.suffix in (".eval", ".json") and p.name not in NOT_LOGS
+            )
             if not found:
                 raise InputError(f"ERROR: {path}: no Inspect logs (.eval or .json) in the folder")
             files.extend(found)
@@ -194,10 +200,16 @@ def _read_eval(path: Path) -> Log:
             )
         header = _header(path, parse_json(path, _member(path, archive, head), head), head)
         samples = []
+        problems: list[str] = []
         for name in names:
             if name.startswith("samples/") and name.endswith(".json"):
                 data = parse_json(path, _member(path, archive, name), name)
-                samples.append((name, validate(Sample, data, path, name)))
+                try:
+                    samples.append((name, validate(Sample, data, path, name)))
+                except InputError as exc:
+                    problems.extend(exc.messages)
+        if problems:
+            raise InputError(problems[:MAX_PROBLEMS])
     status = header.status if head == "header.json" else "started"
     return Log(path, status, header.eval, samples)
 

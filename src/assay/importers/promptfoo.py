@@ -213,19 +213,17 @@ def _criteria(test: TestCase) -> list[str]:
 
 
 def _metrics(result: Result) -> tuple[dict[str, float], list[str]]:
-    """The result's metrics and the graders' reasons."""
+    """The result's metrics and the graders' reasons (`metric: reason`)."""
     grading = result.gradingResult
     components = (grading.componentResults if grading else None) or []
-    raw_names = ["pass", "score"]
-    values: list[float] = [1.0 if result.success else 0.0, result.score]
-    reasons = []
-    for index, c in enumerate(components):
-        a = c.assertion
-        raw_names.append(a.metric or a.type if a else f"assertion_{index + 1}")
-        values.append(c.score if c.score is not None else (1.0 if c.passed else 0.0))
-        if c.reason:
-            reasons.append(f"{a.type if a else f'assertion {index + 1}'}: {c.reason}")
-    names = unique(["pass", "score", *(metric_name(n) for n in raw_names[2:])])
+    raw_names = [
+        (c.assertion.metric or c.assertion.type) if c.assertion else f"assertion_{i + 1}"
+        for i, c in enumerate(components)
+    ]
+    names = unique(["pass", "score", *(metric_name(n) for n in raw_names)])
+    values = [1.0 if result.success else 0.0, result.score]
+    values += [c.score if c.score is not None else float(c.passed) for c in components]
+    reasons = [f"{n}: {c.reason}" for n, c in zip(names[2:], components, strict=True) if c.reason]
     return dict(zip(names, values, strict=True)), reasons
 
 
