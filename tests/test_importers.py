@@ -357,17 +357,16 @@ def test_a_failed_import_leaves_earlier_files_alone(cli: Any, tmp_path: Path) ->
 
 
 def test_provider_errors_become_trial_errors(tmp_path: Path) -> None:
-    def change(data: dict[str, Any]) -> None:
-        result = data["results"]["results"][0]
-        result.update(failureReason=2, error="API error: 500 Internal Server Error")
-        result["response"] = {"error": "API error: 500 Internal Server Error"}
-
-    bad = edited(PROMPTFOO, tmp_path / "results.json", change)
-    result = assay.import_results("promptfoo", bad, tmp_path / "out")
-    errored = [t for t in result.imported.trials if t.error]
-    assert [t.error for t in errored] == ["API error: 500 Internal Server Error"]
-    assert errored[0].response == ""
+    result = assay.import_results(
+        "promptfoo", FIXTURES / "promptfoo" / "results-error.json", tmp_path
+    )
+    (errored,) = [t for t in result.imported.trials if t.error]
+    assert errored.condition == "candidate" and errored.response == ""
+    assert errored.error is not None and "HTTP 404 Not Found" in errored.error
     assert result.summary().errored == 1
+    # promptfoo counts an error as a failed test: pass 0, score 0, no assertion ran
+    row = next(r for r in rows(tmp_path / "scores.jsonl") if r["condition"] == "candidate")
+    assert (row["pass"], row["score"], "icontains" in row) == (0.0, 0.0, False)
 
 
 def test_inspect_errored_samples_have_no_score_row(tmp_path: Path) -> None:
