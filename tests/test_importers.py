@@ -369,16 +369,14 @@ def test_provider_errors_become_trial_errors(tmp_path: Path) -> None:
     assert (row["pass"], row["score"], "icontains" in row) == (0.0, 0.0, False)
 
 
-def test_inspect_errored_samples_have_no_score_row(tmp_path: Path) -> None:
-    def change(data: dict[str, Any]) -> None:
-        sample = data["samples"][0]
-        sample["error"] = {"message": "RuntimeError: boom", "traceback": "..."}
-        sample["scores"] = None
-
-    bad = edited(INSPECT_JSON / "mock-a.json", tmp_path / "log.json", change)
-    result = assay.import_results("inspect", bad, tmp_path / "out").imported
-    assert [t.error for t in result.trials if t.error] == ["RuntimeError: boom"]
-    assert len(result.trials) == 6 and len(result.scores) == 5
+def test_inspect_errored_samples_have_no_score_row(cli: Any, tmp_path: Path) -> None:
+    summary = imported(cli, tmp_path, "inspect", FIXTURES / "inspect" / "error" / "mock-c.eval")
+    assert (summary["trials"], summary["errored"], summary["scores"]) == (3, 3, 0)
+    assert any("nothing to gate" in note for note in summary["notes"])
+    trials = [t for _, t in load_records(tmp_path / "trials.jsonl", Trial)]
+    assert {t.error for t in trials} == {"Error code: 404"}
+    assert not (tmp_path / "scores.jsonl").exists()
+    assert load_suite(tmp_path / "suite.toml").scoring.scale == [0.0, 1.0]
 
 
 def test_inspect_values_as_metrics(tmp_path: Path) -> None:
