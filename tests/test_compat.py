@@ -256,7 +256,9 @@ def test_a_wrong_judge_name_stops_judging_with_one_error(
     result = judge(cli, files, server.url)
     assert result.code == 2
     assert "does not serve 'judge'; it serves: Qwen/Qwen2.5-7B" in result.stderr
+    assert result.stderr.count("ERROR") == 1
     assert server.stats()["requests"] == 0
+    assert not (files["store"].parent / "out.jsonl").exists()
 
 
 def test_ollama_names_match_without_their_default_tag(
