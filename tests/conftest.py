@@ -54,6 +54,14 @@ def cli() -> Any:
     return invoke
 
 
+@pytest.fixture(autouse=True)
+def _not_on_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests behave the same in a GitHub Actions job: no annotations, no job summary written
+    (the tests of that output set these variables themselves)."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def make_case(case_id: str, **extra: Any) -> dict[str, Any]:
     case = {
         "id": case_id,
