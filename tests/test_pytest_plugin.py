@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+
+from conftest import plugin_args
 
 pytest_plugins = ["pytester"]
 
@@ -36,12 +37,6 @@ contains = { min = 1 }
 mode = "seed"
 candidate = "candidate"
 """
-
-
-def plugin_args() -> list[str]:
-    """`-p assay.pytest_plugin` unless the installed entry point loads it already."""
-    installed = any(e.value == "assay.pytest_plugin" for e in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "assay.pytest_plugin"]
 
 
 def case(case_id: str, word: str) -> dict[str, object]:

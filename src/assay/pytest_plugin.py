@@ -19,6 +19,7 @@ this module imports nothing of assay's until one of its options or fixtures is u
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -82,8 +83,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    for path in config.getoption("assay_suite"):
-        suite = SuiteFile.from_parent(session, path=Path(path).resolve())
+    for given in config.getoption("assay_suite"):
+        path = Path(given).absolute()  # symlinks kept: the node id is the path as given
+        nodeid = Path(os.path.relpath(path, config.rootpath)).as_posix()
+        suite = SuiteFile.from_parent(session, path=path, nodeid=nodeid)
         items.extend(session.genitems(suite))
 
 
@@ -103,8 +106,8 @@ class SuiteFile(pytest.File):
                 yield CaseItem.from_parent(self, name=name)
         yield CaseItem.from_parent(self, name=item_name(GATE_ITEM, suite.gate.candidate))
 
-    def repr_failure(  # type: ignore[override]  (as pytest's Collector: no style)
-        self, excinfo: pytest.ExceptionInfo[BaseException]
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
         return _input_error(excinfo) or super().repr_failure(excinfo)
 
@@ -230,7 +233,7 @@ class _XdistController:
         from assay.api.testing import Outcomes
 
         every = {
-            str(Path(p).resolve()): evaluate_suite(config, Path(p).resolve())
+            str(Path(p).absolute()): evaluate_suite(config, Path(p).absolute())
             for p in config.getoption("assay_suite")
         }
         folder = Path(tempfile.mkdtemp(prefix="assay-xdist-"))
