@@ -97,6 +97,22 @@ def test_a_suite_becomes_a_test_per_case_and_condition_and_one_for_the_gate(
     assert "Traceback" not in text
 
 
+def test_a_case_shows_its_judge_scores(pytester: pytest.Pytester) -> None:
+    suite = write_suite(pytester.path, failing=False)
+    suite.write_text(SUITE + '\n[judge]\njudges = ["mock:fair"]\n')
+    store = pytester.path / "store.db"
+    args = [*plugin_args(), "--assay-suite", str(suite), "--assay-store", str(store), "-rA"]
+    result = pytester.runpytest_subprocess(*args, "-k", "ok-1 and candidate")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "ok-1 [[]candidate[]]: PASS",
+            "  contains: contains=1",
+            "  judge:mock:fair: *correctness=*",
+        ]
+    )
+
+
 def test_suite_items_honour_k_and_collect_only_runs_nothing(pytester: pytest.Pytester) -> None:
     result = run_suite(pytester, "--collect-only", "-q")
     result.stdout.fnmatch_lines(["suite.toml::ok-1[[]baseline[]]", "*9 tests collected*"])
@@ -162,8 +178,25 @@ def test_with_xdist_the_suite_runs_once_and_the_workers_report_it(
 ) -> None:
     pytest.importorskip("xdist")
     suite = write_suite(pytester.path, failing=True)
+    log = pytester.path / "evaluations.log"
+    pytester.makeconftest(  # counts the suite's evaluations, in whichever process they run
+        f"""
+        import os
+        import assay.pytest_plugin as plugin
+
+        real = plugin.evaluate_suite
+
+        def counted(config, path):
+            with open({str(log)!r}, "a") as handle:
+                handle.write(f"{{os.getpid()}}\\n")
+            return real(config, path)
+
+        plugin.evaluate_suite = counted
+        """
+    )
     store = pytester.path / "store.db"
     args = [*plugin_args(), "-p", "xdist", "-n", "2", "--assay-suite", str(suite)]
     result = pytester.runpytest_subprocess(*args, "--assay-store", str(store), "-rA")
     result.assert_outcomes(passed=3, failed=2, xfailed=4)
     result.stdout.fnmatch_lines(["*zebra [[]candidate[]]: FAIL*"])
+    assert len(log.read_text().splitlines()) == 1  # once, in the controller
