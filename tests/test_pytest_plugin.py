@@ -113,6 +113,18 @@ def test_a_case_shows_its_judge_scores(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_a_single_condition_suite_gates_that_condition(pytester: pytest.Pytester) -> None:
+    suite = write_suite(pytester.path, failing=False)
+    alone = SUITE.split("[[conditions]]")
+    only = alone[2].replace('name = "candidate"', 'name = "assistant"')
+    suite.write_text(alone[0] + "[[conditions]]" + only.replace('candidate = "candidate"\n', ""))
+    store = pytester.path / "store.db"
+    args = [*plugin_args(), "--assay-suite", str(suite), "--assay-store", str(store), "-rA"]
+    result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["PASSED suite.toml::release_gate[[]assistant[]]"])
+
+
 def test_suite_items_honour_k_and_collect_only_runs_nothing(pytester: pytest.Pytester) -> None:
     result = run_suite(pytester, "--collect-only", "-q")
     result.stdout.fnmatch_lines(["suite.toml::ok-1[[]baseline[]]", "*9 tests collected*"])

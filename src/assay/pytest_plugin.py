@@ -104,7 +104,7 @@ class SuiteFile(pytest.File):
             for case in request.cases:
                 name = item_name(case.id, condition.name)
                 yield CaseItem.from_parent(self, name=name)
-        yield CaseItem.from_parent(self, name=item_name(GATE_ITEM, suite.gate.candidate))
+        yield CaseItem.from_parent(self, name=item_name(GATE_ITEM, _gated(suite, request)))
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
@@ -134,12 +134,18 @@ class CaseItem(pytest.Item):
     """One case × condition of the suite (or its release gate)."""
 
     def runtest(self) -> None:
+        from assay.api.testing import GATE_ITEM
+
         parent = self.parent
         assert isinstance(parent, SuiteFile)
         outcomes = parent.outcomes()
         if outcomes.error is not None:
             raise CaseFailed(outcomes.error)
         outcome: Outcome | None = outcomes.items.get(self.name)
+        if outcome is None and self.name.startswith(f"{GATE_ITEM}["):
+            outcome = next(
+                (o for o in outcomes.items.values() if o.name.startswith(GATE_ITEM)), None
+            )
         if outcome is None:
             raise CaseFailed(f"{self.name}: not in the suite's evaluation (nothing scored it)")
         self.user_properties.append(("assay", outcome.text))
@@ -158,6 +164,17 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"assay: {self.name}"
+
+
+def _gated(suite: Suite, request: RunRequest) -> str:
+    """The condition the gate decides for (as the evaluation will pick it)."""
+    from assay.core.errors import InputError
+    from assay.verdict.pipeline import pick_candidate
+
+    try:
+        return pick_candidate(suite.gate.candidate, sorted(c.name for c in request.conditions))
+    except InputError:  # no gated condition: the evaluation says why, in the gate's item
+        return suite.gate.candidate
 
 
 def _input_error(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
