@@ -177,6 +177,8 @@ def run_request(
     params: Mapping[str, Any] | None = None,
     executor: str | None = None,
     ray_address: str | None = None,
+    batch: bool | None = None,
+    batch_poll_s: float | None = None,
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
@@ -208,6 +210,8 @@ def run_request(
             timeout_s=timeout or section.timeout,
             retries=section.retries if retries is None else retries,
             budget_usd=section.budget_usd if budget_usd is None else budget_usd,
+            batch=section.batch if batch is None else batch,
+            batch_poll_s=batch_poll_s or section.batch_poll_s,
         ),
         options=ModelOptions(
             base_url=base_url or section.base_url,

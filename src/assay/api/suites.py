@@ -42,7 +42,8 @@ def evaluate_run(
     `assay.api.keys.without_judge`); every report shows it, with `notes`."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = request.cases
-    judge_caller = run_caller(store, run_id, request.settings, suite.judge.budget_usd)
+    judging = dataclasses.replace(request.settings, batch=suite.judge.batch)  # [judge] batch
+    judge_caller = run_caller(store, run_id, judging, suite.judge.budget_usd)
     judged = judge_trials(suite, cases, trials, store, judge_caller)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:

@@ -127,6 +127,23 @@ def judge(
     allow_unmetered: Annotated[
         bool, typer.Option(help="Allow judges whose cost is unknown.")
     ] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send the calls of openai: and anthropic: judges through their provider's"
+            " batch API: half the price, answers within 24 h; a rerun waits for the batches"
+            " already submitted.",
+        ),
+    ] = False,
+    batch_poll_s: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="With --batch: seconds before the first poll of a batch (later polls wait"
+            " longer, up to 10x).",
+        ),
+    ] = 30.0,
     price: Annotated[
         str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
     ] = None,
@@ -188,6 +205,8 @@ def judge(
         budget_usd=budget_usd,
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
+        batch=batch,
+        batch_poll_s=batch_poll_s,
     )
     from assay.api.inputs import load_trials
     from assay.api.judging import judge as judge_api

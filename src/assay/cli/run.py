@@ -173,6 +173,23 @@ def run(
         str | None,
         typer.Option(help="Ray cluster to join (HOST:PORT); without it --executor ray starts one."),
     ] = None,
+    batch: Annotated[
+        bool | None,
+        typer.Option(
+            "--batch/--no-batch",
+            help="Send the calls of openai: and anthropic: models through their provider's"
+            " batch API: half the price, answers within 24 h; a rerun waits for the batches"
+            " already submitted (default: the suite's [run] batch).",
+        ),
+    ] = None,
+    batch_poll_s: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="With --batch: seconds before the first poll of a batch (later polls wait"
+            " longer, up to 10x; default 30, or the suite's [run] batch_poll_s).",
+        ),
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", help="Folder for a suite's outputs (default: the suite's `output`)."),
@@ -236,6 +253,8 @@ def run(
         params=parse_params(param),
         executor=executor,
         ray_address=ray_address,
+        batch=batch,
+        batch_poll_s=batch_poll_s,
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:

@@ -46,6 +46,8 @@ class RunSection(SuiteModel):
     price: str | None = None
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    batch: bool = False
+    batch_poll_s: float = Field(default=30.0, gt=0)
 
 
 class ConditionSection(SuiteModel):
@@ -88,6 +90,7 @@ class JudgeSection(SuiteModel):
     base_url: str | None = None
     price: str | None = None
     output: str | None = None
+    batch: bool = False
 
 
 class ScorerEntry(SuiteModel):

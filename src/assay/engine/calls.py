@@ -13,6 +13,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
 from assay.core.redact import scrub_known, scrub_known_value, secret_values
+from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
@@ -137,10 +138,12 @@ class Caller:
         backoff_max_s: float = 30.0,
         executor: Executor | None = None,
         ledger: str | None = None,
+        batch: BatchCollector | None = None,
     ) -> None:
         self.store = store
         self.executor: Executor = executor if executor is not None else LocalExecutor()
         self.ledger = ledger  # a run id: real spend is recorded in the store under it
+        self.batch = batch  # --batch: calls to models with a batch API go through it
         self.budget = budget
         self.retries = retries
         self.backoff = _Backoff(backoff_initial_s, backoff_max_s)
@@ -177,9 +180,7 @@ class Caller:
         tally = _Tally(reserved if self.budget.limit is not None else None)
         answered = False
         try:
-            response = without_secrets(
-                await self._with_retries(model, request, tally), self.secrets
-            )
+            response = without_secrets(await self._answer(model, request, tally, key), self.secrets)
             tally.cost += response.cost_usd or 0.0
             answered = True
         finally:
@@ -193,6 +194,15 @@ class Caller:
             self.store.queue_cache(key, response.as_dict())
         self._remember_form(model)
         return response
+
+    async def _answer(self, model: Model, request: Request, tally: _Tally, key: str) -> Response:
+        """A direct call with retries, or (`--batch`, a model with a batch API) the answer
+        from a provider batch: no per-call timeout, limiter or retry (a request its batch
+        did not answer is an error now and is submitted again by the next run)."""
+        if self.batch is not None and self.batch.api(model) is not None:
+            self.calls += 1
+            return await self.batch.generate(model, request, key)
+        return await self._with_retries(model, request, tally)
 
     async def _ready(self, model: Model) -> None:
         """Before a served model's first call that reaches its server: check the server once

@@ -11,6 +11,8 @@ from typing import Any
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.redact import scrub
+from assay.engine.batching import WORKERS as BATCH_WORKERS
+from assay.engine.batching import BatchCollector
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
@@ -35,6 +37,12 @@ class RunSettings:
     budget_usd: float | None = None
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
+    batch: bool = False  # --batch: calls to openai:/anthropic: go through provider batch APIs
+    batch_poll_s: float = 30.0  # the first wait between polls of a batch (it grows from there)
+
+    def collector(self, store: Store) -> BatchCollector | None:
+        """The batch path of a Caller with these settings (None without --batch)."""
+        return BatchCollector(store, self.batch_poll_s) if self.batch else None
 
 
 @dataclass(slots=True)
@@ -96,7 +104,14 @@ class Engine:
             backoff_initial_s=settings.backoff_initial_s,
             backoff_max_s=settings.backoff_max_s,
             executor=executor,
+            batch=settings.collector(store),
         )
+        # With --batch a batch gathers the requests waiting at once: run many more trials
+        # at a time than calls (models without a batch API keep their concurrency limit).
+        batching = self.caller.batch is not None and any(
+            self.caller.batch.api(m) is not None for m in models.values()
+        )
+        self.workers = max(self.concurrency, BATCH_WORKERS) if batching else self.concurrency
         self.progress = progress or (lambda ok: None)
         self._stop: str | None = None
 
@@ -111,7 +126,7 @@ class Engine:
         try:
             workers = [
                 asyncio.create_task(self._worker(pending, run_id, result))
-                for _ in range(self.concurrency)
+                for _ in range(self.workers)
             ]
             try:
                 await asyncio.gather(*workers)
@@ -122,6 +137,8 @@ class Engine:
                 raise
         finally:
             flusher.cancel()
+            if self.caller.batch is not None:
+                await self.caller.batch.aclose()
             self.store.flush()
         result.calls = self.caller.calls
         result.cache_hits = self.caller.cache_hits

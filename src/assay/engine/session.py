@@ -158,4 +158,5 @@ def run_caller(
         backoff_initial_s=settings.backoff_initial_s,
         backoff_max_s=settings.backoff_max_s,
         ledger=run_id,
+        batch=settings.collector(store),
     )

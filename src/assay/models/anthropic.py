@@ -17,6 +17,7 @@ import anthropic
 
 from assay.core.errors import InputError
 from assay.core.redact import scrub
+from assay.models.anthropic_batch import AnthropicBatches
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.http import DETAIL_LIMIT, OVERLOAD_STATUSES, is_retryable, parse_retry_after
 from assay.models.pricing import Price, lookup_price
@@ -107,6 +108,10 @@ class AnthropicModel:
 
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec, "base_url": self.base_url}
+
+    def batch_api(self) -> AnthropicBatches:
+        """Message Batches on the same client (`--batch`: models/anthropic_batch.py)."""
+        return AnthropicBatches(self, self._client)
 
     def _params(self, request: Request) -> tuple[dict[str, Any], bool]:
         system, turns = split_system(request.messages)

@@ -25,6 +25,7 @@ from assay.models.http import (
     is_retryable,
     parse_retry_after,
 )
+from assay.models.openai_batch import OpenAIBatches
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
 from assay.models.servers import check_served
@@ -74,6 +75,10 @@ class OpenAIModel:
 
     def assume_structured_form(self, form: str) -> None:
         self.forms.start_at(form)
+
+    def batch_api(self) -> OpenAIBatches:
+        """The server's Batch API (`--batch`: models/openai_batch.py)."""
+        return OpenAIBatches(self)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:

@@ -16,7 +16,9 @@ Tables (the modules of store/ that read and write them):
 - `judge_scores` (history.py): score rows per run for judge monitoring;
 - `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration;
 - `server_forms` (servers.py): the structured-output form each OpenAI-compatible server
-  accepted, per base URL and model (models/forms.py).
+  accepted, per base URL and model (models/forms.py);
+- `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
+  call cache keys of their requests.
 """
 
 from __future__ import annotations
@@ -157,7 +159,31 @@ def _add_server_forms(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms)
+def _add_batches(db: sqlite3.Connection) -> None:
+    """→ next: `batches` and `batch_requests`, the provider batches a run submitted and the
+    requests (by call cache key) in each, so a restarted run waits for the same batches
+    instead of submitting its requests again (engine/batching.py)."""
+    db.execute(
+        """CREATE TABLE batches (
+    batch_id TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (endpoint, batch_id)
+)"""
+    )
+    db.execute(
+        """CREATE TABLE batch_requests (
+    endpoint TEXT NOT NULL,
+    custom_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    PRIMARY KEY (endpoint, custom_id)
+)"""
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms, _add_batches)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

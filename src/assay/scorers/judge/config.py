@@ -50,6 +50,8 @@ class JudgeConfig:
     budget_usd: float | None = None
     allow_unmetered: bool = False
     options: ModelOptions = field(default_factory=ModelOptions)
+    batch: bool = False  # --batch: judge calls go through provider batch APIs
+    batch_poll_s: float = 30.0
 
     @property
     def judge_model(self) -> str:
@@ -179,6 +181,8 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         budget_usd=section.budget_usd,
         allow_unmetered=section.allow_unmetered or suite.run.allow_unmetered,
         options=judge_options(suite),
+        batch=section.batch,
+        batch_poll_s=suite.run.batch_poll_s,
     )
 
 

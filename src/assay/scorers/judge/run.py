@@ -24,6 +24,8 @@ from typing import Any
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.records import Case, ScoreRow, Trial
 from assay.core.rubric import resolve_criteria
+from assay.engine.batching import WORKERS as BATCH_WORKERS
+from assay.engine.batching import BatchCollector
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
@@ -228,7 +230,11 @@ class Judging:
         self.scorer = judge_scorer(self.setup, median_words)
         self.prompt_sha256 = template_sha256_of(self.scorer)
         self.caller = caller or Caller(
-            store, Budget(config.budget_usd), concurrency=config.concurrency, retries=config.retries
+            store,
+            Budget(config.budget_usd),
+            concurrency=config.concurrency,
+            retries=config.retries,
+            batch=BatchCollector(store, config.batch_poll_s) if config.batch else None,
         )
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Progress = progress or (lambda ok: None)
@@ -263,7 +269,10 @@ class Judging:
 
     async def run(self) -> None:
         """Judge the pending items concurrently; each result is stored as it finishes."""
-        gate = asyncio.Semaphore(max(1, self.config.concurrency) * 2)
+        width = max(1, self.config.concurrency) * 2
+        if self.caller.batch is not None:  # a batch gathers the calls waiting at once
+            width = max(width, BATCH_WORKERS)
+        gate = asyncio.Semaphore(width)
         tasks = [asyncio.ensure_future(self.work(item, gate)) for item in self.pending]
         try:
             await asyncio.gather(*tasks)
@@ -273,6 +282,8 @@ class Judging:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
+            if self.caller.batch is not None:
+                await self.caller.batch.aclose()
             self.store.flush()
             for model in self.models.values():
                 await model.aclose()
