@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from mock_server import schema_instance
+from server_flavours import requested_schema
 
 
 def reply_text(prompt: str) -> str:
@@ -139,7 +141,8 @@ class BatchServer:
     def _answer(self, entry: dict[str, Any]) -> dict[str, Any]:
         body = entry["body"]
         prompt = "".join(m["content"] for m in body["messages"])
-        text = reply_text(prompt)
+        schema = requested_schema(body)  # a judge's call: an answer of its schema's shape
+        text = json.dumps(schema_instance(schema, prompt)) if schema else reply_text(prompt)
         return {
             "id": f"req-{entry['custom_id'][:8]}",
             "custom_id": entry["custom_id"],

@@ -165,3 +165,25 @@ def test_anthropic_message_batches(
     assert cli(*args).code == 3  # c1 still fails; c4 now runs
     assert len(server.batches["msgbatch_2"].requests) == 2
     assert {r["case_id"] for r in trials() if r["error"]} == {"c1"}
+
+
+def test_judge_batch(cli: Any, batch_server: Any, tmp_path: Path) -> None:
+    server = batch_server()
+    catalogue = cases(tmp_path, n=3)
+    answers = [
+        {"case_id": f"c{i}", "trial": 1, "condition": "baseline", "runner": "mock",
+         "response": f"Answer {i}."}
+        for i in range(3)
+    ]  # fmt: skip
+    write_jsonl(tmp_path / "answers.jsonl", answers)
+    args = (
+        "judge", "--trials", "answers.jsonl", "--cases", catalogue, "--judge",
+        "openai:gpt-4o-mini", "--base-url", f"{server.root}/v1", "--batch",
+        "--batch-poll-s", "0.01", "--output", "scores.jsonl", "--json",
+    )  # fmt: skip
+    result = cli(*args)
+    assert result.code == 0, result.stderr
+    assert server.submissions == 1 and server.direct_calls == 0
+    assert len(server.batches["batch_1"].requests) == 3
+    assert result.json()["judged"] == 3
+    assert cli(*args).code == 0 and server.submissions == 1  # judged already: no new batch

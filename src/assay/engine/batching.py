@@ -62,6 +62,7 @@ class BatchCollector:
         self._watching: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._apis: dict[int, BatchAPI | None] = {}
+        self._members: dict[tuple[str, str], set[str]] = {}  # a watched batch's waiting keys
 
     def api(self, model: Model) -> BatchAPI | None:
         """The model's batch API (None: its provider has none); one per model."""
@@ -83,7 +84,7 @@ class BatchCollector:
         if len(waiting) == 1:  # the first ask for this request: find or queue it
             batch_id = batch_holding(self.store, api.endpoint, key)
             if batch_id is not None:
-                self._watch(api, batch_id)
+                self._watch(api, batch_id, [key])
             else:
                 self._enqueue(api, key, request)
         return await future
@@ -139,9 +140,11 @@ class BatchCollector:
             return
         save_batch(self.store, api.endpoint, batch_id, keys)
         self.submitted += 1
-        self._watch(api, batch_id)
+        self._watch(api, batch_id, keys)
 
-    def _watch(self, api: BatchAPI, batch_id: str) -> None:
+    def _watch(self, api: BatchAPI, batch_id: str, keys: list[str]) -> None:
+        """Wait for the batch's answers to `keys` (one poller per batch)."""
+        self._members.setdefault((api.endpoint, batch_id), set()).update(keys)
         if (api.endpoint, batch_id) not in self._watching:
             self._watching[(api.endpoint, batch_id)] = self._spawn(self._poll(api, batch_id))
 
@@ -168,8 +171,10 @@ class BatchCollector:
             return
         why = f"batch {batch_id} {state.status}" + (f": {state.error}" if state.error else "")
         dropped: list[str] = []
-        for (endpoint, key), request in list(self._requests.items()):
-            if endpoint != api.endpoint or batch_holding(self.store, endpoint, key) != batch_id:
+        del self._watching[(api.endpoint, batch_id)]
+        for key in self._members.pop((api.endpoint, batch_id), set()):
+            request = self._requests.get((api.endpoint, key))
+            if request is None:
                 continue
             entry = entries.get(key)
             try:
@@ -179,17 +184,15 @@ class BatchCollector:
             except ModelError as exc:
                 outcome = exc
                 dropped.append(key)
-            self._resolve((endpoint, key), outcome)
+            self._resolve((api.endpoint, key), outcome)
         queue_drop_requests(self.store, api.endpoint, dropped)
-        del self._watching[(api.endpoint, batch_id)]
 
     def _fail_batch(self, api: BatchAPI, batch_id: str, message: str) -> None:
         """The batch cannot be read: its waiting requests fail (the store keeps it, so a
         later run looks again)."""
-        for endpoint, key in list(self._requests):
-            if endpoint == api.endpoint and batch_holding(self.store, endpoint, key) == batch_id:
-                self._resolve((endpoint, key), ModelError(message))
         self._watching.pop((api.endpoint, batch_id), None)
+        for key in self._members.pop((api.endpoint, batch_id), set()):
+            self._resolve((api.endpoint, key), ModelError(message))
 
     def _resolve(self, slot: tuple[str, str], outcome: Response | BaseException) -> None:
         self._requests.pop(slot, None)
