@@ -111,7 +111,7 @@ class AnthropicModel:
 
     def batch_api(self) -> AnthropicBatches:
         """Message Batches on the same client (`--batch`: models/anthropic_batch.py)."""
-        return AnthropicBatches(self, self._client)
+        return AnthropicBatches(self, self._client, map_error)
 
     def _params(self, request: Request) -> tuple[dict[str, Any], bool]:
         system, turns = split_system(request.messages)

@@ -6,7 +6,8 @@ type succeeded (the message), errored (the error), canceled or expired (never ra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import anthropic
 
@@ -14,8 +15,17 @@ from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.batch import BatchState, discounted
 
-if TYPE_CHECKING:
-    from assay.models.anthropic import AnthropicModel
+ErrorMap = Callable[[anthropic.AnthropicError, float | None], ModelError]
+
+
+class MessagesModel(Protocol):
+    """What the batch path uses of an `anthropic:` model (models/anthropic.py)."""
+
+    base_url: str
+
+    def _params(self, request: Request) -> tuple[dict[str, Any], bool]: ...
+
+    def _response(self, message: Any, wrapped: bool) -> Response: ...
 
 
 class AnthropicBatches:
@@ -24,9 +34,12 @@ class AnthropicBatches:
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
 
-    def __init__(self, model: AnthropicModel, client: anthropic.AsyncAnthropic) -> None:
+    def __init__(
+        self, model: MessagesModel, client: anthropic.AsyncAnthropic, map_error: ErrorMap
+    ) -> None:
         self.model = model
         self.client = client
+        self.map_error = map_error  # the SDK's errors as ModelErrors (models/anthropic.py)
         self.endpoint = f"anthropic {model.base_url}"
 
     def line(self, custom_id: str, request: Request) -> dict[str, Any]:
@@ -38,14 +51,14 @@ class AnthropicBatches:
         try:
             batch = await self.client.messages.batches.create(requests=lines)  # type: ignore[arg-type]
         except anthropic.AnthropicError as exc:
-            raise _mapped(exc) from None
+            raise self._mapped(exc) from None
         return batch.id
 
     async def state(self, batch_id: str) -> BatchState:
         try:
             batch = await self.client.messages.batches.retrieve(batch_id)
         except anthropic.AnthropicError as exc:
-            raise _mapped(exc) from None
+            raise self._mapped(exc) from None
         status = str(batch.processing_status)
         return BatchState(status, status == "ended")
 
@@ -55,8 +68,17 @@ class AnthropicBatches:
             async for entry in await self.client.messages.batches.results(batch_id):
                 entries[entry.custom_id] = entry.result
         except anthropic.AnthropicError as exc:
-            raise _mapped(exc) from None
+            raise self._mapped(exc) from None
         return entries
+
+    def _mapped(self, exc: anthropic.AnthropicError) -> ModelError:
+        mapped = self.map_error(exc, None)
+        return ModelError(
+            f"batch API: {mapped}",
+            retryable=mapped.retryable,
+            detail=mapped.detail,
+            status=mapped.status,
+        )
 
     def parse(self, entry: Any, request: Request) -> Response:
         kind = getattr(entry, "type", None)
@@ -68,15 +90,3 @@ class AnthropicBatches:
             message = getattr(error, "message", None) or str(getattr(error, "type", "error"))
             raise ModelError(f"batch request failed: {scrub(str(message))[:300]}")
         raise ModelError(f"batch request {kind}: it did not run")
-
-
-def _mapped(exc: anthropic.AnthropicError) -> ModelError:
-    from assay.models.anthropic import map_error
-
-    mapped = map_error(exc, None)
-    return ModelError(
-        f"batch API: {mapped}",
-        retryable=mapped.retryable,
-        detail=mapped.detail,
-        status=mapped.status,
-    )

@@ -11,20 +11,31 @@ batch) is in neither file.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import aiohttp
 
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.batch import BatchState, discounted
+from assay.models.forms import Negotiation
 from assay.models.http import body_text, error_message, is_retryable
-
-if TYPE_CHECKING:
-    from assay.models.openai import OpenAIModel
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
+
+
+class ChatModel(Protocol):
+    """What the batch path uses of an `openai:` model (models/openai.py's OpenAIModel)."""
+
+    base_url: str
+    forms: Negotiation
+
+    def _client(self) -> aiohttp.ClientSession: ...
+
+    def _body(self, request: Request, form: str | None = None) -> bytes: ...
+
+    def _parse(self, raw: bytes) -> Response: ...
 
 
 class OpenAIBatches:
@@ -33,7 +44,7 @@ class OpenAIBatches:
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024  # OpenAI takes up to 200 MB per input file
 
-    def __init__(self, model: OpenAIModel) -> None:
+    def __init__(self, model: ChatModel) -> None:
         self.model = model
         self.endpoint = f"openai {model.base_url}"
 
