@@ -187,3 +187,34 @@ def test_judge_batch(cli: Any, batch_server: Any, tmp_path: Path) -> None:
     assert len(server.batches["batch_1"].requests) == 3
     assert result.json()["judged"] == 3
     assert cli(*args).code == 0 and server.submissions == 1  # judged already: no new batch
+
+
+def test_suite_batch_settings_for_the_run_and_its_judge(
+    cli: Any, batch_server: Any, tmp_path: Path
+) -> None:
+    server = batch_server()
+    cases(tmp_path, n=3)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""name = "batched"
+cases = "cases.jsonl"
+trials = 1
+output = "out"
+[run]
+base_url = "{server.root}/v1"
+batch = true
+batch_poll_s = 0.01
+[[conditions]]
+name = "only"
+model = "openai:gpt-4o-mini"
+[judge]
+judges = ["openai:gpt-4o-mini"]
+batch = true
+""",
+        encoding="utf-8",
+    )
+    result = cli("run", suite, "--store", tmp_path / "s.db")
+    assert result.code in (0, 1), result.stderr
+    assert server.direct_calls == 0
+    assert server.submissions == 2  # the run's batch, then the judge's
+    assert [len(b.requests) for b in server.batches.values()] == [3, 3]
