@@ -126,7 +126,7 @@ class Engine:
         try:
             workers = [
                 asyncio.create_task(self._worker(pending, run_id, result))
-                for _ in range(self.workers)
+                for _ in range(max(1, min(self.workers, total)))
             ]
             try:
                 await asyncio.gather(*workers)
