@@ -6,7 +6,8 @@
 
 `run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
 trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
-(judges against human labels); `bias`, `winrate`, `rank` and `history` (measuring judges and
+(judges against human labels), `judge_bench` (a judge against public human-labelled sets);
+`bias`, `winrate`, `rank` and `history` (measuring judges and
 models from comparisons and score rows). The command line parses flags, calls these and prints.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
     from assay.api.evaluation import evaluate
+    from assay.api.judgebench import BenchResult, judge_bench
     from assay.api.judging import judge
     from assay.api.measuring import (
         BiasAudit,
@@ -38,6 +40,8 @@ _HOME = {
     "calibrate": "calibration",
     "evaluate": "evaluation",
     "judge": "judging",
+    "BenchResult": "judgebench",
+    "judge_bench": "judgebench",
     "BiasAudit": "measuring",
     "History": "measuring",
     "Ranking": "measuring",
@@ -51,6 +55,7 @@ _HOME = {
     "run": "running",
 }
 __all__ = [
+    "BenchResult",
     "BiasAudit",
     "Calibration",
     "History",
@@ -63,6 +68,7 @@ __all__ = [
     "evaluate",
     "history",
     "judge",
+    "judge_bench",
     "rank",
     "run",
     "winrate",

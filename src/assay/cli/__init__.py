@@ -12,6 +12,7 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     demo,
     history,
     judge,
+    judge_bench,
     rank,
     report,
     review,

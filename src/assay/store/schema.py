@@ -14,7 +14,8 @@ Tables (the modules of store/ that read and write them):
   cascade sends to humans;
 - `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
 - `judge_scores` (history.py): score rows per run for judge monitoring;
-- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration.
+- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration;
+- `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 """
 
 from __future__ import annotations
@@ -141,7 +142,27 @@ def _create_baseline(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline,)
+def _add_judge_benchmarks(db: sqlite3.Connection) -> None:
+    """1 → 2: the judge-bench figures, one row per run of a judge configuration on a set."""
+    db.execute(
+        """CREATE TABLE judge_benchmarks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    set_name TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    accuracy REAL,
+    position_consistency REAL,
+    figures TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute(
+        "CREATE INDEX judge_benchmarks_by_judge ON judge_benchmarks (judge, prompt_sha256, set_name, id)"
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_judge_benchmarks)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
