@@ -269,3 +269,37 @@ def test_a_version_1_store_gains_the_judge_benchmarks_table(tmp_path: Path) -> N
         assert latest.items == 4 and latest.accuracy == 0.5
     finally:
         store.close()
+
+
+@needs_data
+def test_a_slice_and_limit_choose_the_same_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seeded rule that cuts a bundled slice is the one `--limit` applies to a full set."""
+    for name in ("prd-vicuna80", "pandalm"):
+        items = bench_sets.pick(load_items([name], None, DATA), 50)
+        lines = "".join(json.dumps(i.as_json()) + "\n" for i in items)
+        (tmp_path / f"{name}.jsonl").write_text(lines, encoding="utf-8")
+    monkeypatch.setattr(bench_sets, "BUNDLED", tmp_path)
+    for name in ("prd-vicuna80", "pandalm"):
+        assert load_items([name], 20, None) == load_items([name], 20, DATA)
+
+
+@needs_data
+def test_the_readme_example_gives_the_exit_its_comment_says(tmp_path: Path) -> None:
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Benchmarking a judge on public labelled data") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block, "the section has a bash block"
+    line = block.group(1).replace("\\\n", " ").splitlines()[0]
+    command, _, comment = line.partition("#")
+    argv = [str(DATA) if a == "../shared/data" else a for a in shlex.split(command)]
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", *argv[1:]],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == int(comment.split("exit", 1)[1].split(":")[0]), done.stderr
+    assert "accuracy 0.500" in done.stdout and "position bias 1.000" in done.stdout
