@@ -5,7 +5,9 @@ with its source. They are computed from the verdicts the sets' authors released 
 `result.json` of each evaluator, both orders; PRD's GPT-4 and Claude reviews, both orders),
 on the whole set, by `compute_references` from the public layout: `tests/test_judge_bench.py`
 recomputes them and checks the file. Accuracy is the two orders' mean, as in the papers; a
-verdict the upstream parser could not read counts as wrong.
+verdict the upstream parser could not read counts as wrong. `llmbar-adversarial` pools its
+four subsets' items (the LLMBar paper also reports each subset and their unweighted mean, so
+its adversarial figure can differ from the pooled one here).
 """
 
 from __future__ import annotations
@@ -60,7 +62,12 @@ def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
                 )
         else:
             figures = reference_figures(gold, orders)
-            source = LLMBAR_SOURCE.format(subset=" + ".join(subsets), judge=judge)
+            shown = (
+                subsets[0]
+                if len(subsets) == 1
+                else "Adversarial/{" + ",".join(LLMBAR_ADVERSARIAL) + "}"
+            )
+            source = LLMBAR_SOURCE.format(subset=shown, judge=judge)
             found.append({"set": name, "judge": judge, **figures, "source": source})
     return found
 
