@@ -7,8 +7,9 @@ Per set, from the judge's two-order Comparisons and the set's gold labels (`a`, 
   on a set without ties. 95% interval: percentile bootstrap over items.
 - `verdict_accuracy`: the final verdict after assay's swap rule (passes that disagree are a
   tie) against the gold label, with its Wilson interval.
-- `kappa`: Cohen's κ between the final verdicts and the gold labels (scikit-learn's, as
-  `assay calibrate` uses), with a percentile bootstrap interval.
+- `kappa`: Cohen's κ between the final verdicts and the gold labels
+  (`measure.agreement.cohen_kappa`, the one `assay calibrate` uses), with a percentile
+  bootstrap interval.
 - position consistency, first-position share and the length preference, with their tests,
   from `measure.bias`, each with a Wilson interval; `position_bias` is
   |first-position wins − second-position wins| / two-order comparisons: the net share of
@@ -17,29 +18,18 @@ Per set, from the judge's two-order Comparisons and the set's gold labels (`a`, 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 
 from assay.core.records import Comparison
-from assay.measure.agreement import wilson
+from assay.measure.agreement import cohen_kappa, wilson
 from assay.measure.bias import length_preference, position_bias, prefer_longer
 
 LABELS = ("a", "b", "tie")
 RESAMPLES = 2000
 SEED = 0
-
-
-def _kappa(gold: Sequence[str], judged: Sequence[str]) -> float | None:
-    if len(gold) < 2:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = float(cohen_kappa_score(gold, judged, labels=list(LABELS)))
-    return None if np.isnan(value) else value
 
 
 def _resamples(n: int) -> np.ndarray:
@@ -104,7 +94,7 @@ def bench_figures(gold: Sequence[str], comparisons: Sequence[Comparison]) -> dic
         "accuracy_ci": mean_interval(per_item),
         "verdict_accuracy": hits / n if n else None,
         "verdict_accuracy_ci": wilson(hits, n),
-        "kappa": _kappa(list(gold), verdicts),
+        "kappa": cohen_kappa(gold, verdicts, LABELS) if n >= 2 else None,
         "kappa_ci": kappa_interval(gold, verdicts),
         **position,
         "position_consistency_ci": wilson(bias.consistent, bias.two_order),
