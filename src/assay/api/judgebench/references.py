@@ -21,10 +21,10 @@ from assay.api.judgebench.sets import (
     LLMBAR_ADVERSARIAL,
     PRD_SCORE,
     Gold,
-    _read_json,
-    _read_jsonl,
     prd_files,
     prd_vicuna80,
+    read_json,
+    read_jsonl,
 )
 from assay.measure.judgebench import reference_figures
 
@@ -54,7 +54,7 @@ def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
             path = folder / LLMBAR_STRATEGY / "result.json"
             if not path.is_file():
                 break
-            for row in _read_json(path):
+            for row in read_json(path):
                 run = row["results"][0]
                 gold.append("a" if row["label"] == 1 else "b")
                 orders.append(
@@ -78,7 +78,7 @@ def _prd(data: Path) -> list[dict[str, Any]]:
     for reviewer, judge in PRD_REVIEWERS.items():
         verdicts: dict[tuple[str, str, int], Gold] = {}
         for (first, second), path in prd_files(data, reviewer).items():
-            for row in _read_jsonl(path):
+            for row in read_jsonl(path):
                 verdicts[(first, second, row["question_id"])] = PRD_SCORE[row["score"]]
         flip: dict[Gold | None, Gold | None] = {"a": "b", "b": "a", "tie": "tie", None: None}
         labels: list[str] = []

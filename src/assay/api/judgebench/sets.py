@@ -61,7 +61,8 @@ def majority(votes: Iterable[Gold]) -> Gold | None:
     return label if total and count * 2 > total else None
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """One JSON document of a set; a missing or broken file is an input error naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -72,7 +73,10 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"ERROR: {path}: line {error.lineno}: not JSON: {error.msg}") from None
 
 
-def _read_jsonl(path: Path) -> list[Any]:
+def read_jsonl(path: Path) -> list[Any]:
+    """The objects of a set's JSONL file; a broken line is an input error naming file and line."""
+    if not path.is_file():
+        raise InputError(f"ERROR: --data: {path} not found (expected the set's public layout)")
     rows = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -89,7 +93,7 @@ def _prompt(instruction: str, extra: str = "") -> str:
 
 def llmbar_subset(data: Path, subset: str) -> list[dict[str, Any]]:
     """The rows of one LLMBar `Dataset/LLMBar/<subset>/dataset.json`."""
-    rows = _read_json(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
+    rows = read_json(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
     return list(rows)
 
 
@@ -134,20 +138,19 @@ def prd_files(data: Path, reviewer: str) -> dict[tuple[str, str], Path]:
 def prd_vicuna80(data: Path) -> list[BenchItem]:
     root = data / "prd_vicuna80" / "vicuna80"
     questions = {
-        q["question_id"]: q["text"]
-        for q in _read_jsonl(root / "prompts" / "vicuna_questions.jsonl")
+        q["question_id"]: q["text"] for q in read_jsonl(root / "prompts" / "vicuna_questions.jsonl")
     }
     answers = {
         model: {
             a["question_id"]: a["text"]
-            for a in _read_jsonl(root / "generations" / f"answer_{model}.jsonl")
+            for a in read_jsonl(root / "generations" / f"answer_{model}.jsonl")
         }
         for model in PRD_MODELS
     }
     items = []
     for (first, second), path in prd_files(data, "human").items():
         votes: dict[int, list[Gold]] = defaultdict(list)
-        for row in _read_jsonl(path):
+        for row in read_jsonl(path):
             votes[row["question_id"]].append(PRD_SCORE[row["score"]])
         for question, given in sorted(votes.items()):
             gold = majority(given)
@@ -170,7 +173,7 @@ PANDALM_LABEL: dict[int, Gold] = {0: "tie", 1: "a", 2: "b"}
 
 def pandalm(data: Path) -> list[BenchItem]:
     items = []
-    for row in _read_json(data / "pandalm" / "testset-v1.json"):
+    for row in read_json(data / "pandalm" / "testset-v1.json"):
         votes = [PANDALM_LABEL[row[f"annotator{i}"]] for i in (1, 2, 3)]
         gold = majority(votes)
         if gold is not None:
@@ -207,7 +210,7 @@ def bundled(name: str) -> list[BenchItem] | None:
     path = BUNDLED / f"{name}.jsonl"
     if not path.is_file():
         return None
-    return [BenchItem(**row) for row in _read_jsonl(path)]
+    return [BenchItem(**row) for row in read_jsonl(path)]
 
 
 def load_set(name: str, data: Path | None) -> list[BenchItem]:
