@@ -251,19 +251,20 @@ def test_kappa_interval_brackets_scikit_learns_kappa() -> None:
     assert kappa_interval(gold, gold) == [1.0, 1.0]
 
 
-def test_a_version_1_store_gains_the_judge_benchmarks_table(tmp_path: Path) -> None:
+def test_a_version_2_store_gains_the_judge_benchmarks_table(tmp_path: Path) -> None:
     from assay.store import Store, schema
     from assay.store.benchmarks import latest_benchmarks, save_benchmark
 
-    path = tmp_path / "v1.db"
+    path = tmp_path / "v2.db"
     db = sqlite3.connect(path)
-    schema.MIGRATIONS[0](db)
-    db.execute("PRAGMA user_version = 1")
+    for step in schema.MIGRATIONS[:2]:
+        step(db)
+    db.execute("PRAGMA user_version = 2")
     db.commit()
     db.close()
     store = Store(path)
     try:
-        assert schema.user_version(store.db) == schema.SCHEMA_VERSION == 2
+        assert schema.user_version(store.db) == schema.SCHEMA_VERSION == 3
         save_benchmark(store, "mock:gold", "sha", "pandalm", {"items": 3, "accuracy": 1.0})
         save_benchmark(store, "mock:gold", "sha", "pandalm", {"items": 4, "accuracy": 0.5})
         (latest,) = latest_benchmarks(store)
