@@ -140,6 +140,18 @@ def test_set_readers_follow_the_sets_tie_rules() -> None:
 
 
 @needs_data
+def test_every_item_of_every_set_becomes_a_case_and_two_trials() -> None:
+    """PandaLM stores a few outputs as JSON `true`; they are read as text, not refused."""
+    from assay.api.judgebench.run import case_of, trials_of
+
+    for item in load_items(bench_sets.SETS, None, DATA):
+        case_of(item)
+        assert [t.condition for t in trials_of(item)] == ["a", "b"]
+    pandalm = {i.id: i for i in load_items(["pandalm"], None, DATA)}
+    assert pandalm["157"].output_1 == "True"
+
+
+@needs_data
 def test_mock_first_has_a_large_position_bias_and_chance_accuracy(tmp_path: Path) -> None:
     result = bench(tmp_path, "mock:first", sets=LLMBAR, limit=40)
     assert result.exit_code == 0

@@ -40,7 +40,10 @@ PRD_FILE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class BenchItem:
-    """One labelled pair: `output_1` is condition `a`, `output_2` condition `b`."""
+    """One labelled pair: `output_1` is condition `a`, `output_2` condition `b`.
+
+    Texts that are not strings upstream (PandaLM has a few outputs stored as JSON `true`)
+    are read as their Python text (`True`), so every item becomes valid trials."""
 
     set: str
     id: str
@@ -48,6 +51,12 @@ class BenchItem:
     output_1: str
     output_2: str
     gold: Gold
+
+    def __post_init__(self) -> None:
+        for name in ("id", "prompt", "output_1", "output_2"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                object.__setattr__(self, name, str(value))
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
