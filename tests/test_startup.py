@@ -1,0 +1,43 @@
+"""The command line starts fast: it imports what a command needs only when that command runs.
+
+These check which modules get imported (in a fresh interpreter), not how long it takes;
+bench/startup.py prints the timings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Heavy libraries no start-up path may import: numerics, plotting, templating, the review web app.
+HEAVY = ["numpy", "scipy", "matplotlib", "jinja2", "starlette"]
+
+
+def imported_after(code: str) -> set[str]:
+    """The top-level packages in sys.modules after running CODE in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+
+
+def test_import_assay_cli_imports_no_heavy_library() -> None:
+    assert imported_after("import assay.cli").isdisjoint(HEAVY)
+
+
+def test_help_imports_no_command_module() -> None:
+    code = (
+        "import sys\nfrom assay.cli.app import app\n"
+        "try:\n    app(['--help'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print([m for m in sys.modules if m.startswith('assay.cli.') and m not in"
+        " ('assay.cli.app', 'assay.cli.output')])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Commands:" in done.stdout
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "schema"])
+def test_startup_commands_import_no_heavy_library(command: str) -> None:
+    assert imported_after(f"import assay.cli.{command}").isdisjoint(HEAVY)
