@@ -41,3 +41,14 @@ def test_help_imports_no_command_module() -> None:
 @pytest.mark.parametrize("command", ["validate", "run", "schema"])
 def test_startup_commands_import_no_heavy_library(command: str) -> None:
     assert imported_after(f"import assay.cli.{command}").isdisjoint(HEAVY)
+
+
+def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
+    """What `assay run SUITE.toml` loads before its first model call (the run path, the
+    provider, every scorer for the suite's pre-run checks) leaves out the heavy libraries and
+    the ones only later steps need (jsonschema for a schema check, YAML for rubric files)."""
+    loaded = imported_after(
+        "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
+        " assay.models.openai, assay.scorers.runner, assay.verdict.names"
+    )
+    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml"])
