@@ -52,3 +52,18 @@ def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
         " assay.models.openai, assay.scorers.runner, assay.verdict.names"
     )
     assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml"])
+
+
+def test_a_scripted_judge_answers_as_the_system_under_test_in_a_fresh_process(tmp_path) -> None:
+    """The scripted judges (mock:first, ...) register when a mock model first needs them,
+    not because the command line imported the judges up front."""
+    cases = tmp_path / "cases.jsonl"
+    case = {"id": "c1", "category": "general", "prompt": "Q?", "risk": "low", "criteria": ["ok"]}
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "run", "--cases", str(cases), "--model", "mock:first",
+         "--trials", "1", "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1/1 trials answered" in done.stdout
