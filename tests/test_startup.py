@@ -49,7 +49,7 @@ def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
     the ones only later steps need (jsonschema for a schema check, YAML for rubric files)."""
     loaded = imported_after(
         "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
-        " assay.models.openai, assay.scorers.runner, assay.verdict.names"
+        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config"
     )
     assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml"])
 
