@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.core import aio
 from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case
@@ -127,7 +127,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
             await executor.aclose()
 
     try:
-        return asyncio.run(go())
+        return aio.run(go())
     finally:
         store.flush()
         if request.output is not None:
