@@ -13,13 +13,16 @@ from typer.core import TyperGroup
 from typer.main import get_command_from_info, get_command_name, get_group_from_info
 
 # Every command, in the order the pipeline uses them (`assay --help` lists them so), with the
-# summary `assay --help` shows for it. Command NAME lives in the module assay.cli.NAME, imported
+# summary `assay --help` shows for it. Command NAME lives in the module assay.cli.NAME (or the
+# one MODULES names), imported
 # only when that command runs or shows its own --help: the command line starts fast because
 # `assay --help` imports no command module (tests/test_cli_help.py checks each summary is the
 # start of its command's docstring, so the two cannot drift apart).
 COMMANDS = {
     "validate": "Check a case catalogue; every problem is reported as ERROR: PATH:LINE: message.",
     "run": "Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.",
+    "import": "Convert a promptfoo or Inspect AI run into assay cases, trials and score rows,"
+    " so that assay score, report and review gate, report and review it.",
     "judge": "Judge trials; exit 0 when every item was judged, 3 when some failed (resumable).",
     "review": "Human review in the browser: score or compare responses, then export the answers.",
     "score": "Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE,"
@@ -40,6 +43,8 @@ COMMANDS = {
     " baseline against candidate",
 }
 PIPELINE_ORDER = list(COMMANDS)
+# The commands whose module is not named after them (`import` is a Python keyword).
+MODULES = {"import": "assay.cli.importing"}
 
 
 def build_command(name: str) -> click.Command:
@@ -78,7 +83,7 @@ class LazyCommands(MutableMapping[str, click.Command]):
         if name not in self.loaded:
             if name not in COMMANDS:
                 raise KeyError(name)
-            import_module(f"assay.cli.{name}")
+            import_module(MODULES.get(name, f"assay.cli.{name}"))
             self.loaded[name] = build_command(name)
         return self.loaded[name]
 
