@@ -12,11 +12,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.api.outputs import RunSummary
-from assay.api.results import Result
-from assay.api.suites import evaluate_run
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
@@ -30,6 +27,12 @@ from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import output_dir, resolve
+
+if TYPE_CHECKING:
+    # Imported where used: the evaluation after the run (numpy, the report models) is not
+    # loaded before the run's first model call.
+    from assay.api.outputs import RunSummary
+    from assay.api.results import Result
 
 Progress = Callable[[bool], None]
 
@@ -61,6 +64,8 @@ class RunOutcome:
 
     def summary(self) -> RunSummary:
         """`assay run --json` (`assay schema run-summary`)."""
+        from assay.api.outputs import RunSummary
+
         result, evaluation = self.run, self.evaluation
         return RunSummary(
             run_id=result.run_id,
@@ -365,6 +370,8 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
         outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
         return
+    from assay.api.suites import evaluate_run
+
     handle = Store(outcome.store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.core import aio
 from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case
@@ -128,7 +128,7 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
 
     mismatch = False
     try:
-        return asyncio.run(go())
+        return aio.run(go())
     except ServerMismatch:
         mismatch = True  # a wrong URL or model name (exit 2): no output file is written
         raise
