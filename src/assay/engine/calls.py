@@ -12,7 +12,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from assay.core.redact import scrub_known, scrub_known_value, secret_values
+from assay.core.redact import scrub_record, secret_values
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
@@ -44,16 +44,17 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
-    """The response with every secret value assay holds redacted (text and agent state).
+    """The response with its recorded strings scrubbed (`scrub_record`: text and agent state
+    of the secret values assay holds, the reported `model` of every key shape too).
 
     Every model call goes through the Caller, so this one place keeps an echoed key out of
     the call cache, trials, judgments and everything derived from them.
     """
-    text = scrub_known(response.text, secrets)
-    state = scrub_known_value(response.state, secrets) if response.state is not None else None
-    if text == response.text and state == response.state:
+    recorded = response.as_dict()
+    scrubbed = scrub_record(recorded, secrets)
+    if scrubbed == recorded:
         return response
-    return dataclasses.replace(response, text=text, state=state)
+    return dataclasses.replace(response, **scrubbed)
 
 
 def _retryable(exc: BaseException) -> bool:

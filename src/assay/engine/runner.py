@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
-from assay.core.redact import scrub
+from assay.core.redact import scrub, scrub_record
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
@@ -201,11 +201,11 @@ class Engine:
                 error = "budget exhausted before the trial's last turn"
                 break
             except ModelError as exc:
-                error, detail = scrub(str(exc)), scrub(exc.detail) if exc.detail else None
+                error, detail = str(exc), exc.detail or None
                 break
             except Exception as exc:  # a provider bug or an agent's own exception
-                error = scrub(f"{type(exc).__name__}: {exc}")
-                detail = scrub(traceback.format_exc())
+                error = f"{type(exc).__name__}: {exc}"
+                detail = traceback.format_exc()
                 break
             text = response.text
             input_tokens += response.input_tokens
@@ -230,4 +230,7 @@ class Engine:
             "run_id": run_id,
             "created_at": now_iso(),
         }
-        return record, detail
+        # The one place a trial's recorded strings are scrubbed (its error and the reply's
+        # model, usage and state): what is queued here is what the store and --output hold.
+        secrets = self.caller.secrets
+        return scrub_record(record, secrets), scrub(detail, secrets) if detail else None
