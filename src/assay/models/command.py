@@ -2,7 +2,8 @@
 
 Each call runs the program directly (never through a shell) in its own process group and a
 fresh temporary working directory, so it cannot see or change the repository assay runs
-from; a timeout or cancellation kills the whole group, grandchildren included. The prompt is
+from; a timeout or cancellation kills the whole group, grandchildren included (also those
+that left it with `setsid`), and a call never waits on pipes a detached grandchild holds. The prompt is
 one literal argument (after `--` for claude and codex, at `{prompt}` for `command:`) or, when
 `command:` has no `{prompt}` placeholder, the process's stdin. Output is read by the parser
 of the response format (`text`, `claude-json`, `codex-jsonl`; see cli_formats).
@@ -10,16 +11,13 @@ of the response format (`text`, `claude-json`, `codex-jsonl`; see cli_formats).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 import shlex
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +26,11 @@ from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, claude_price
+from assay.models.process import Finished, run_process
 from assay.models.registry import ModelOptions
 
 PLACEHOLDER = "{prompt}"
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
-STDERR_KEEP_BYTES = 64 * 1024  # the tail of stderr kept for error details
-DRAIN_S = 1.0  # how long to read pipes still held open by a grandchild after the exit
 DETAIL_LIMIT = 4000
 
 CLAUDE_ARGV = [
@@ -67,99 +64,6 @@ def prompt_text(messages: list[Message]) -> str:
     else:
         body = "\n\n".join(f"{m.role.capitalize()}: {m.content}" for m in turns)
     return "\n\n".join([*system, body])
-
-
-@dataclass(slots=True)
-class Finished:
-    """A finished process: exit status and what it printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def kill_group(pid: int) -> None:
-    """SIGKILL a process group (the child is its leader); gone already is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.write(data)
-        await stream.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.close()
-        await stream.wait_closed()
-
-
-class _Reader:
-    """Collects a pipe: everything up to a cap (stdout) or just the tail (stderr)."""
-
-    def __init__(self, stream: asyncio.StreamReader, cap: int, keep_tail: bool, pid: int):
-        self.stream = stream
-        self.cap = cap
-        self.keep_tail = keep_tail
-        self.pid = pid
-        self.data = bytearray()
-        self.overflow = False
-
-    async def read(self) -> None:
-        while chunk := await self.stream.read(65536):
-            self.data += chunk
-            if len(self.data) > self.cap:
-                if self.keep_tail:
-                    del self.data[: len(self.data) - self.cap]
-                else:
-                    self.overflow = True
-                    kill_group(self.pid)
-                    return
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-
-async def run_process(
-    argv: list[str], stdin: str | None, cwd: Path, timeout_s: float | None
-) -> Finished:
-    """Run argv without a shell in a new session; kill its process group on timeout,
-    cancellation, oversized output, and after it exits (no call leaves processes behind)."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ModelError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-    assert proc.stdout is not None and proc.stderr is not None
-    out = _Reader(proc.stdout, MAX_OUTPUT_BYTES, keep_tail=False, pid=proc.pid)
-    err = _Reader(proc.stderr, STDERR_KEEP_BYTES, keep_tail=True, pid=proc.pid)
-    tasks = [asyncio.create_task(out.read()), asyncio.create_task(err.read())]
-    if stdin is not None and proc.stdin is not None:
-        tasks.append(asyncio.create_task(_feed(proc.stdin, stdin.encode())))
-    try:
-        async with asyncio.timeout(timeout_s):
-            returncode = await proc.wait()
-            await asyncio.wait(tasks, timeout=DRAIN_S)
-    except TimeoutError:
-        raise ModelError(
-            f"timeout after {timeout_s}s; process group killed", retryable=True
-        ) from None
-    finally:
-        kill_group(proc.pid)
-        for task in tasks:
-            task.cancel()
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.shield(proc.wait())
-    if out.overflow:
-        raise ModelError(f"the command printed more than {MAX_OUTPUT_BYTES} bytes")
-    return Finished(returncode, out.text(), err.text())
 
 
 @contextlib.contextmanager
@@ -241,7 +145,7 @@ class CommandModel:
     async def generate(self, request: Request) -> Response:
         argv, stdin = self.command_line(request)
         with working_directory(self.workdir) as cwd:
-            finished = await run_process(argv, stdin, cwd, request.timeout_s)
+            finished = await run_process(argv, stdin, cwd, request.timeout_s, MAX_OUTPUT_BYTES)
         if finished.returncode != 0:
             raise self._exit_error(finished)
         try:
