@@ -5,7 +5,9 @@ fresh temporary working directory, so it cannot see or change the repository ass
 from; a timeout or cancellation kills the whole group, grandchildren included (also those
 that left it with `setsid`), and a call never waits on pipes a detached grandchild holds. The prompt is
 one literal argument (after `--` for claude and codex, at `{prompt}` for `command:`) or, when
-`command:` has no `{prompt}` placeholder, the process's stdin. Output is read by the parser
+`command:` has no `{prompt}` placeholder, the process's stdin. A prompt longer than one
+argument may be (128 KiB) goes on stdin for claude and codex, and is refused before the run
+for a `command:` with `{prompt}`. Output is read by the parser
 of the response format (`text`, `claude-json`, `codex-jsonl`; see cli_formats).
 """
 
@@ -30,6 +32,9 @@ from assay.models.process import Finished, run_process
 from assay.models.registry import ModelOptions
 
 PLACEHOLDER = "{prompt}"
+# The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its
+# NUL): a longer prompt goes on stdin (claude, codex) or is refused before the run.
+MAX_ARG_BYTES = 128 * 1024 - 1
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
 DETAIL_LIMIT = 4000
 
@@ -106,10 +111,13 @@ class CommandModel:
         budget_flag: bool = False,
         metered: bool = True,
         prompt_after_dashes: bool = False,
+        stdin_args: list[str] | None = None,
     ) -> None:
         self.spec = spec
         self.argv = argv
         self.prompt_after_dashes = prompt_after_dashes
+        # what tells the CLI to read its prompt from stdin, for one too long for an argument
+        self.stdin_args = stdin_args
         # a relative program path means the launch directory, not the call's temporary one
         program = argv[0]
         self.exec_argv = [str(Path(program).resolve()) if os.sep in program else program, *argv[1:]]
@@ -136,11 +144,31 @@ class CommandModel:
         if self.budget_flag and request.budget_usd is not None:
             # what the engine reserved for this call: the CLI stops its turns there
             argv += ["--max-budget-usd", f"{request.budget_usd:.6f}"]
+        too_long = len(prompt.encode()) > MAX_ARG_BYTES
         if self.prompt_after_dashes:
+            if too_long and self.stdin_args is not None:
+                return [*argv, *self.stdin_args], prompt
             return [*argv, "--", prompt], None
         if any(PLACEHOLDER in arg for arg in argv):
+            if too_long:
+                raise ModelError(self.prompt_refusal(request.messages) or "prompt too long")
             return [arg.replace(PLACEHOLDER, prompt) for arg in argv], None
         return argv, prompt
+
+    def prompt_refusal(self, messages: list[Message]) -> str | None:
+        """Why these messages cannot be passed to the CLI (None: they can): a prompt over
+        `MAX_ARG_BYTES` that only fits in an argument. Checked before a run starts
+        (engine/session.py), so it is refused there rather than failing every call."""
+        takes_stdin = self.prompt_after_dashes and self.stdin_args is not None
+        by_argument = self.prompt_after_dashes or any(PLACEHOLDER in a for a in self.argv)
+        size = len(prompt_text(messages).encode())
+        if takes_stdin or not by_argument or size <= MAX_ARG_BYTES:
+            return None
+        return (
+            f"{self.spec}: the prompt is {size:,} bytes, and one argument is limited to "
+            f"{MAX_ARG_BYTES + 1:,} bytes (128 KiB): drop {PLACEHOLDER} from the command so "
+            "the prompt goes on stdin, or shorten it"
+        )
 
     async def generate(self, request: Request) -> Response:
         argv, stdin = self.command_line(request)
@@ -211,6 +239,7 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
         model=rest or None,
         budget_flag=True,
         prompt_after_dashes=True,
+        stdin_args=[],  # `claude --print` without a prompt argument reads it from stdin
     )
 
 
@@ -228,6 +257,7 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         model=rest or None,
         metered=False,
         prompt_after_dashes=True,
+        stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
     )
 
 
