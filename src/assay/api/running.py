@@ -220,15 +220,17 @@ def run(
     store: str | Path = DEFAULT_STORE,
     out: str | Path | None = None,
     progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
     **options: Any,
 ) -> RunOutcome:
     """Run cases × conditions × trials; with a suite, judge, score, gate and report the run.
 
     `options` are `run_request`'s (cases, model, trials, budget_usd, ...). `out` is the suite's
-    output folder (default: the suite's `output`, else assay-out/<suite name>)."""
+    output folder (default: the suite's `output`, else assay-out/<suite name>). `warn` is
+    told, before any call, of an absurd plan (its estimated calls and cost)."""
     loaded = load(suite)
     return execute_run(
-        loaded, run_request(loaded, **options), store=store, out=out, progress=progress
+        loaded, run_request(loaded, **options), store=store, out=out, progress=progress, warn=warn
     )
 
 
@@ -239,6 +241,7 @@ def execute_run(
     store: str | Path = DEFAULT_STORE,
     out: str | Path | None = None,
     progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run."""
     check_run_outputs(suite, request, out)
@@ -248,7 +251,7 @@ def execute_run(
         build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
     handle = Store(Path(store))
     try:
-        result = execute(request, handle, progress)
+        result = execute(request, handle, progress, warn)
     finally:
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store))

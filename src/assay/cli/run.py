@@ -223,6 +223,6 @@ def run(
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:
-        outcome = execute_run(suite, request, store=store, out=out_dir, progress=tick)
+        outcome = execute_run(suite, request, store=store, out=out_dir, progress=tick, warn=err)
     print_outcome(outcome, json_output)
     raise typer.Exit(outcome.exit_code)

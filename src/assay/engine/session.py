@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +15,8 @@ from assay.core.redact import scrub_value
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
-from assay.engine.plan import Condition, WorkItem, build_plan, run_id_for
+from assay.engine.plan import Condition, build_plan, run_id_for
+from assay.engine.preflight import check_prompts, plan_warning
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
@@ -65,24 +66,17 @@ def check_metered(models: dict[str, Model], allow_unmetered: bool) -> None:
         )
 
 
-def check_prompts(items: Iterable[WorkItem], models: dict[str, Model]) -> None:
-    """Refuse, before any call, a prompt a model cannot be given (a `prompt_refusal` of the
-    model, e.g. a CLI prompt too long for one argument), naming each case and condition."""
-    refusals: dict[tuple[str, str], str] = {}
-    for item in items:
-        refuse = getattr(models[item.condition.name], "prompt_refusal", None)
-        key = (item.case.id, item.condition.name)
-        if refuse is None or key in refusals:
-            continue
-        reason = refuse(item.messages)
-        if reason is not None:
-            refusals[key] = f"ERROR: case {key[0]} [{key[1]}]: {reason}"
-    if refusals:
-        raise InputError(list(refusals.values()))
+def execute(
+    request: RunRequest,
+    store: Store,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the plan to completion (or to the budget) and write `output` from the store.
 
-
-def execute(request: RunRequest, store: Store, progress: Progress | None = None) -> RunResult:
-    """Run the plan to completion (or to the budget) and write `output` from the store."""
+    Before any call: prompts no model can be given are refused (`check_prompts`), and an
+    absurd plan is reported to `warn` with its estimated calls and cost (`plan_warning`).
+    """
     if not request.cases:
         raise InputError("ERROR: the catalogue has no cases to run")
     names = [c.name for c in request.conditions]
@@ -97,6 +91,12 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         "temperature": request.settings.temperature,
     }
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
+    if any(hasattr(m, "prompt_refusal") for m in models.values()):  # every trial alike
+        check_prompts(build_plan(request.cases, request.conditions, 1, identities), models)
+    warning = plan_warning(request.cases, request.conditions, request.trials, models, identities,
+                           request.settings.max_tokens)  # fmt: skip
+    if warning is not None and warn is not None:
+        warn(warning)
     store.save_run(
         run_id,
         scrub_value(
@@ -113,8 +113,6 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         ),
     )
     total = len(request.cases) * len(request.conditions) * request.trials
-    if any(hasattr(m, "prompt_refusal") for m in models.values()):  # every trial alike
-        check_prompts(build_plan(request.cases, request.conditions, 1, identities), models)
     items = build_plan(request.cases, request.conditions, request.trials, identities)
     engine = Engine(store, models, request.settings, progress=progress, executor=executor)
 
