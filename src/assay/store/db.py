@@ -45,7 +45,9 @@ def _fails_check(path: Path) -> bool:
         return True
 
 
-def damaged_store(exc: sqlite3.DatabaseError, path: Path | None = None) -> InputError | None:
+def damaged_store(
+    exc: sqlite3.DatabaseError, path: Path | None = None, *, opening: bool = False
+) -> InputError | None:
     """The error to report when `exc` says a store is damaged (exit 2): its file and how to
     recover; None for any other SQLite failure.
 
@@ -59,7 +61,8 @@ def damaged_store(exc: sqlite3.DatabaseError, path: Path | None = None) -> Input
     lines = []
     for p in damaged:
         lines += [
-            f"ERROR: {p}: the store is damaged ({exc}).",
+            f"ERROR: {p}: {'cannot open the store: ' if opening else ''}"
+            f"the store is damaged ({exc}).",
             f"  Recover what it holds: sqlite3 {p} .recover | sqlite3 recovered.db, then pass "
             "--store recovered.db; or move the file aside and start a new store (runs are "
             "made again).",
@@ -90,7 +93,7 @@ class Store:
             migrate(self.db, path)
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            damaged = damaged_store(exc, path)
+            damaged = damaged_store(exc, path, opening=True)
             raise damaged or InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
         except BaseException:
             self.db.close()
