@@ -21,7 +21,8 @@ from assay.models.base import Model, ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
 from assay.store import Store
-from assay.store.spend import queue_spend
+from assay.store.lease import this_process
+from assay.store.spend import hold_reservation, queue_release, queue_spend
 
 
 class BudgetExhausted(Exception):
@@ -167,23 +168,38 @@ class Caller:
                 return without_secrets(Response(**hit), self.secrets)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
-        answered = False
+        held = self._hold(reserved)
+        answered = stopped = False
         try:
             response = without_secrets(
                 await self._with_retries(model, request, tally), self.secrets
             )
             tally.cost += response.cost_usd or 0.0
             answered = True
+        except asyncio.CancelledError:
+            stopped = True  # in flight when the run was stopped: it may be billed all the same
+            raise
         finally:
             self.budget.settle(reserved, tally.cost)
             if tally.cost and self.ledger is not None:
                 queue_spend(self.store, self.ledger, tally.cost)
+            if held is not None and not stopped:  # settled with the spend, in one commit
+                queue_release(self.store, held)
             if answered or tally.cost:
                 self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
             self.budget.overran(model.spec, reserved, tally.cost)
         if use_cache:
             self.store.queue_cache(key, response.as_dict())
         return response
+
+    def _hold(self, reserved: float) -> int | None:
+        """Record the reservation in the store before the call is sent (with a budget and a
+        run to charge): if this process is killed with the call in flight, the call may be
+        billed but never recorded, so the next invocation counts the reservation as spent
+        (store/spend.py). None when there is nothing to record."""
+        if self.ledger is None or self.budget.limit is None or reserved <= 0:
+            return None
+        return hold_reservation(self.store, self.ledger, this_process(), reserved)
 
     async def _reserve(self, model: Model, request: Request) -> float:
         """Hold the call's reservation, or raise BudgetExhausted.

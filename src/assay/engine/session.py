@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
@@ -21,6 +22,7 @@ from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, model_price
 from assay.store import Store
+from assay.store.lease import HEARTBEAT_S, release_lease, renew_lease, take_lease
 from assay.store.spend import spent_so_far
 
 
@@ -84,7 +86,6 @@ def execute(
         raise InputError(f"ERROR: conditions: duplicate condition names in {names}")
     models = build_models(request.conditions, request.options)
     check_metered(models, request.allow_unmetered)
-    executor = create_executor(request.executor, request.options, address=request.ray_address)
     identities = {c.name: models[c.name].identity() for c in request.conditions}
     params = {
         "max_tokens": request.settings.max_tokens,
@@ -97,6 +98,24 @@ def execute(
                            request.settings.max_tokens)  # fmt: skip
     if warning is not None and warn is not None:
         warn(warning)
+    take_lease(store, run_id)  # one process per run: a second would make every call twice
+    try:
+        return _run(request, store, models, identities, params, run_id, progress)
+    finally:
+        release_lease(store, run_id)
+
+
+def _run(
+    request: RunRequest,
+    store: Store,
+    models: dict[str, Model],
+    identities: dict[str, dict[str, Any]],
+    params: dict[str, Any],
+    run_id: str,
+    progress: Progress | None,
+) -> RunResult:
+    """Record the run, run its plan under the lease (renewed every `HEARTBEAT_S`), and write
+    `output` from the store."""
     store.save_run(
         run_id,
         scrub_value(
@@ -114,12 +133,20 @@ def execute(
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
+    executor = create_executor(request.executor, request.options, address=request.ray_address)
     engine = Engine(store, models, request.settings, progress=progress, executor=executor)
 
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            renew_lease(store, run_id)
+
     async def go() -> RunResult:
+        heartbeat = asyncio.create_task(beat())
         try:
             return await engine.run(run_id, items, total)
         finally:
+            heartbeat.cancel()
             for model in {id(m): m for m in models.values()}.values():
                 await model.aclose()
             await executor.aclose()
