@@ -87,3 +87,26 @@ def test_a_lease_from_another_host_holds_until_it_goes_stale(tmp_path: Path, cli
     assert refused.code == 2 and "(pid 4242 on other-host" in refused.stderr
     lease_from_elsewhere(tmp_path / "s.db", run_id, age_s=STALE_S + 1)
     assert cli(*argv).code == 0
+
+
+def test_a_run_whose_lease_is_taken_over_stops(tmp_path: Path, mock_server: Any) -> None:
+    """A holder silent past STALE_S (a stopped laptop) may find its run taken over when it
+    wakes: at its next heartbeat it starts no more trials, so no call is made twice."""
+    server = mock_server(latency=1.0)
+    cmd = run_cmd(tmp_path, server.url)
+    cmd[cmd.index("--trials") + 1] = "20"  # 80 calls one at a time: far longer than a beat
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_requests(server, 1)
+        db = sqlite3.connect(tmp_path / "s.db")
+        (run_id,) = db.execute("SELECT run_id FROM run_leases").fetchone()
+        db.close()
+        lease_from_elsewhere(tmp_path / "s.db", run_id, age_s=0)
+        out, err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 3, err
+    assert "another process took this run over" in err
+    assert json.loads(out)["stopped"] == "lease"
+    assert server.stats()["requests"] < 80

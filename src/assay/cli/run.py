@@ -61,6 +61,11 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             "ERROR: the budget cannot cover another call; it caps the whole run, across reruns:"
             " raise --budget-usd and run again to finish"
         )
+    elif result.stopped == "lease":
+        err(
+            "ERROR: another process took this run over (this one's lease went stale); it stopped"
+            " so no call is made twice: let the other finish, or run the same command again"
+        )
     elif result.exit_code:
         err("ERROR: some trials did not finish; run the same command again to retry just those")
     if not as_json:

@@ -141,6 +141,10 @@ class Engine:
             await asyncio.sleep(FLUSH_EVERY_S)
             self.store.flush()
 
+    def stop(self, reason: str) -> None:
+        """Start no more trials (those in flight finish); the run ends as stopped by `reason`."""
+        self._stop = self._stop or reason
+
     async def _worker(self, items: Iterator[WorkItem], run_id: str, result: RunResult) -> None:
         for item in items:
             if self._stop:

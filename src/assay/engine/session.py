@@ -139,7 +139,9 @@ def _run(
     async def beat() -> None:
         while True:
             await asyncio.sleep(HEARTBEAT_S)
-            renew_lease(store, run_id)
+            if not renew_lease(store, run_id):  # taken over: the other process runs it now
+                engine.stop("lease")
+                return
 
     async def go() -> RunResult:
         heartbeat = asyncio.create_task(beat())
