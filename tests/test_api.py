@@ -224,7 +224,7 @@ def test_judge_backed_grounding_in_a_report_uses_the_given_store(
     monkeypatch.chdir(work)
     result = assay.evaluate(suite, trials=trials, cases=cases, store=tmp_path / "s.db")
     assert {r.scorer for r in result.evaluation.results} == {"groundedness"}
-    assert all(r.fields.get("method") == "judge" for r in result.evaluation.results)
+    assert all(r.fields.get("method") == "judge:mock:first" for r in result.evaluation.results)
     assert list(work.iterdir()) == []
     from assay.store import Store
 

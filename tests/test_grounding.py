@@ -10,6 +10,7 @@ import pytest
 
 from assay.core.errors import AssayError, InputError
 from assay.core.records import Case, Trial
+from assay.core.suite import Threshold
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.models import mock, registry
@@ -19,6 +20,7 @@ from assay.scorers import Metrics, Score, ScoreContext, Scorer, create_scorer
 from assay.scorers.grounding import claims
 from assay.scorers.runner import run_scorers
 from assay.store import Store
+from assay.verdict.thresholds import corpus_checks, scorer_corpus
 
 DOC = "The Eiffel Tower is 330 metres tall and stands in Paris. It opened to visitors in 1889."
 
@@ -81,12 +83,27 @@ def test_errored_or_empty_trials_are_not_scored() -> None:
 
 
 def test_corpus_threshold_for_the_gate() -> None:
+    """The `threshold` option is a corpus threshold, gated as [scoring.corpus] is: a minimum
+    for groundedness, a maximum for hallucination (lower is better)."""
     grounded = create_scorer("groundedness", threshold=0.8)
     assert grounded.aggregate([{"groundedness": 1.0}, {"groundedness": 0.5}]) == {
-        "groundedness": 0.75, "groundedness_threshold": 0.8, "groundedness_ok": 0.0,
-    }  # fmt: skip
+        "groundedness": 0.75
+    }
+    results = [
+        Score("c1", 1, "b", "groundedness", {"groundedness": 1.0}),
+        Score("c2", 1, "b", "groundedness", {"groundedness": 0.5}),
+        Score("c1", 1, "b", "hallucination", {"hallucination": 0.25}),
+    ]
     hallucination = create_scorer("hallucination", threshold=0.3)
-    assert hallucination.aggregate([{"hallucination": 0.25}])["hallucination_ok"] == 1.0
+    corpus = scorer_corpus([grounded, hallucination])
+    assert corpus == {"groundedness": Threshold(min=0.8), "hallucination": Threshold(max=0.3)}
+    below, within = corpus_checks(results, corpus, "b")
+    assert (below.name, below.status, below.value, below.bound, below.cases) == (
+        "corpus:groundedness:min", "fail", 0.75, 0.8, 2,
+    )  # fmt: skip
+    assert (within.name, within.status, within.value) == ("corpus:hallucination:max", "pass", 0.25)
+    assert hallucination.lower_is_better == ("hallucination",) and not grounded.lower_is_better
+    assert grounded.primary == ("groundedness",)  # compared with baseline, weightable
 
 
 def caller_over(path: Path, budget_usd: float | None = None) -> tuple[Caller, Store]:
@@ -94,7 +111,10 @@ def caller_over(path: Path, budget_usd: float | None = None) -> tuple[Caller, St
     return Caller(store, Budget(budget_usd), concurrency=4), store
 
 
-def test_judge_backed_checking_asks_only_about_unsupported_claims(tmp_path: Path) -> None:
+def test_judge_backed_checking_asks_the_judge_about_every_claim(tmp_path: Path) -> None:
+    """With a judge, the judge extracts and verifies the claims (two calls), whatever the
+    lexical check would say; a judge that never gives usable JSON leaves the scoring
+    incomplete (exit 3) rather than counting its claims one way or the other."""
     lexical = create_scorer("groundedness")
     backed = create_scorer("groundedness", judge="mock:first")
     response = f"{GROUNDED} {INVENTED}"
@@ -102,10 +122,12 @@ def test_judge_backed_checking_asks_only_about_unsupported_claims(tmp_path: Path
     with_caller = item(response)
     with_caller.caller = caller
     assert metrics(lexical, item(response)) == {"groundedness": 0.5}
-    assert metrics(backed, with_caller) == {"groundedness": 1.0}
-    assert caller.calls == 1  # only the claim the lexical check could not support
+    assert metrics(backed, with_caller) == {"groundedness": 1.0}  # mock:first supports all
+    assert caller.calls == 2  # the claims, then one verdict call for all of them
     strict = create_scorer("hallucination", judge="mock:malformed")
-    assert metrics(strict, with_caller) == {"hallucination": 0.5}  # no verdict: unsupported
+    with pytest.raises(AssayError, match="could not judge case 'c' trial 1") as raised:
+        metrics(strict, with_caller)
+    assert raised.value.exit_code == 3
     store.close()
 
 
@@ -117,12 +139,14 @@ def test_each_grounding_score_names_its_method(tmp_path: Path) -> None:
     ctx.caller = caller
     plain = scored(create_scorer("faithfulness"), item(f"{GROUNDED} {INVENTED}"))
     assert plain is not None and plain.fields == {"method": "lexical"}
-    lexical_only = scored(backed, ctx)  # every claim passes lexically: no model asked
-    assert lexical_only is not None and lexical_only.fields == {"method": "lexical"}
+    judged = scored(backed, ctx)  # every claim would pass lexically: the judge is asked still
+    assert judged is not None and judged.fields["method"] == "judge:mock:first"
     ctx.trials = item(f"{GROUNDED} {INVENTED}").trials
     asked = scored(backed, ctx)
-    assert asked is not None and asked.fields == {"method": "judge"}
+    assert asked is not None and asked.fields["method"] == "judge:mock:first"
     assert asked.metrics == {"faithfulness": 1.0}
+    off = create_scorer("faithfulness", judge=False)
+    assert off.models == () and scored(off, ctx) == plain
     store.close()
 
 

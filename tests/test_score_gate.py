@@ -171,7 +171,9 @@ def test_weights_are_normalised_and_absent_metric_is_an_error(cli, tmp_path: Pat
     assert result.json()["weights"] == {"correctness": 0.75, "safety": 0.25}
     bad = score(cli, tmp_path, rows, "--weights", "correctness=1,helpfulness=1")
     assert bad.code == 2
-    assert "helpfulness: weighted metric is absent from every row" in bad.stderr
+    # a metric no row carries and nothing configured produces: named, with the known ones
+    assert "--weights helpfulness: unknown metric" in bad.stderr
+    assert "known metrics: actionability, autonomy, concision, correctness, safety" in bad.stderr
     assert score(cli, tmp_path, rows, "--weights", "correctness=x").code == 2
 
 

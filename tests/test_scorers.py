@@ -12,7 +12,8 @@ from assay.core.records import Case, Trial
 from assay.core.suite import Threshold
 from assay.scorers import SCORERS, Metrics, ScoreContext, Scorer, create_scorer
 from assay.scorers.runner import run_scorers
-from assay.verdict.deterministic import scored_trials, threshold_checks
+from assay.verdict.deterministic import scored_trials
+from assay.verdict.thresholds import threshold_checks
 from conftest import make_case
 
 

@@ -8,21 +8,25 @@ from the same evaluation when it is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.api.inputs import load_trials
 from assay.api.results import Result
+from assay.api.running import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite, load_suite
+from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
+from assay.verdict.names import check_config_metrics
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
 from assay.verdict.rows import BASELINE, ScoredTrial, check_pairing, load_scores
@@ -50,6 +54,7 @@ def evaluate(
     drilldown: int | None = None,
     formats: str | Sequence[Any] | None = None,
     out: Source | None = None,
+    corpus: Sequence[str] | Mapping[str, Threshold] | None = None,
 ) -> Result:
     """Evaluate and gate.
 
@@ -58,6 +63,10 @@ def evaluate(
     - `evaluate(scores=..., trials=..., cases=..., suite=...)` evaluates stored outputs
       (files or objects; `run` reads a run's trials from `store`), as `assay score` and
       `assay report` do; with `out` the reports are written there.
+    - One condition (a suite with one `[[conditions]]`, score rows or trials of one
+      condition) is gated on its own: no baseline comparison, blockers and thresholds.
+    - `corpus` adds corpus thresholds (`["hallucination<=0.2"]` or `{"hallucination":
+      Threshold(max=0.2)}`), replacing the suite's `[scoring.corpus]` bound of each metric.
     Returns a `Result` (`verdict`, `passed`, `exit_code`, `checks`, `comparisons`, `report`).
     """
     loaded = load_suite(Path(suite)) if isinstance(suite, str | Path) else suite
@@ -66,9 +75,11 @@ def evaluate(
     if out_path is not None:
         check_output(out_path, "--out", folder=True)
     if loaded is not None and trials is None and scores is None and run is None:
+        if corpus is not None:
+            loaded = with_corpus(loaded, corpus)
         return _run_suite(loaded, store_path, out_path)
-    config = resolve(
-        loaded,
+    settings = functools.partial(
+        resolve,
         gate=gate,
         candidate=candidate,
         weights=weights,
@@ -77,8 +88,13 @@ def evaluate(
         drilldown=drilldown,
         formats=formats,
         output=out_path,
+        corpus=corpus,
     )
+    config = settings(loaded)
     judged = _score_rows(scores, config)
+    notes: list[str] = []
+    if loaded is not None:
+        config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
     trial_rows = load_trials(trials, run, store_path)
     if not judged and not (config.scorers and trial_rows):
         raise InputError(
@@ -102,9 +118,34 @@ def evaluate(
         calibration=calibrate_labels(Path(labels)) if labels is not None else None,
         output=out_path,
     )
+    result.evaluation.notes.extend(notes)
     if out_path is not None:
         result.write_reports(out_path)
     return result
+
+
+def _judge(
+    suite: Suite,
+    config: EvalConfig,
+    settings: Callable[[Suite | None], EvalConfig],
+    carried: set[str],
+) -> tuple[EvalConfig, list[str]]:
+    """The config with the suite's judge status: when a judge's key is not set, its
+    model-backed scorers (the grounding judge) are evaluated without it, as `assay run`
+    does (`assay.api.keys`); score rows judged earlier still count. Metric names are
+    checked on the suite as written first, so a typo is never taken for a skipped name."""
+    from assay.api.keys import judge_status, without_judge
+    from assay.scorers.judge.config import suite_judge
+    from assay.scorers.runner import build_scorers
+
+    judge = judge_status(suite, carried=carried)
+    if judge is None:
+        return config, []
+    if not judge.disabled:
+        return dataclasses.replace(config, judge=judge), []
+    check_config_metrics(config, build_scorers(config.scorers, *suite_judge(suite)), carried)
+    reduced, notes = without_judge(suite, judge, carried)
+    return dataclasses.replace(settings(reduced), judge=judge), notes
 
 
 def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
@@ -134,24 +175,35 @@ def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
 def _score_rows(
     scores: Source | Sequence[ScoreRow] | None, config: EvalConfig
 ) -> list[ScoredTrial]:
-    """Judge/human score rows, validated on the rubric and paired with baseline."""
+    """Judge/human score rows, validated on the rubric and paired with baseline (rows of
+    one condition are gated on their own: there is nothing to pair)."""
     if scores is None:
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
     if isinstance(scores, str | Path):
-        rows = load_scores(Path(scores), rubric, infer_weights=config.weights is None)
+        rows = load_scores(
+            Path(scores),
+            rubric,
+            infer_weights=config.weights is None,
+            check_names=lambda carried: check_config_metrics(config, carried=carried),
+        )
         where: object = scores
     else:
         rows = rows_from_scores(list(scores), rubric)
         where = "scores"
-    check_pairing(rows, [BASELINE, config.candidate], where)
+    if len({r.condition for r in rows}) > 1:
+        check_pairing(rows, [BASELINE, config.candidate], where)
     return rows
 
 
 def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Case] | None:
     if cases is not None and not isinstance(cases, str | Path):
         return list(cases)
-    return load_cases(config.cases) if config.cases is not None else None
+    if config.cases is None:
+        return None
+    if config.suite is not None:
+        return load_suite_cases(config.suite, config.cases)  # a pinned golden set is checked
+    return load_cases(config.cases)
 
 
 def _comparisons(comparisons: Source | Sequence[Comparison] | None) -> list[Comparison]:

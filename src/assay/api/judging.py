@@ -33,11 +33,15 @@ def judge(
     """Judge trials (a file, objects, or `run` from the store) with `judges`; resumable.
 
     `settings` are JudgeConfig fields (mode, a, b, shuffles, screen, rubric, scale, budget_usd,
-    ...), or pass a whole `config`. Writes `output` (Score rows or Comparisons) and `labels`
+    expectations_first, ...), or pass a whole `config`. Pairwise, a response that fails the
+    case's expectations loses to one that meets them without a judge call unless
+    `expectations_first=False`. Writes `output` (Score rows or Comparisons) and `labels`
     (for `assay calibrate`) when given; `result.rows` holds the same records."""
+    from assay.scorers.judge.config import check_judge_keys
     from assay.scorers.judge.labels import direct_labels, pairwise_labels
 
     chosen = config if config is not None else JudgeConfig(judges=list(judges), **settings)
+    check_judge_keys(chosen)  # before any file or the store is written
     if output is not None:
         check_output(Path(output), "--output")
     if labels is not None:
@@ -78,6 +82,7 @@ def summary(result: JudgeResult, config: JudgeConfig, output: Path, store: Path)
         "items": result.total,
         "judged": result.judged + result.resumed,
         "resumed": result.resumed,
+        "by_expectations": result.by_expectations,
         "failed": result.failed,
         "not_run": result.not_run,
         "skipped_errored_trials": result.skipped_errored,

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from assay.core.records import Output
-from assay.verdict.checks import ReleaseGate, ScoreSummary
+from assay.importers.common import Tool
+from assay.verdict.checks import JudgeStatus, ReleaseGate, ScoreSummary
 
 Number = float | None
 
@@ -23,7 +24,8 @@ Number = float | None
 
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
-    (`release_gate`) and the folder of the reports. `exit_code` is the command's."""
+    (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
+    null when it configures none). `exit_code` is the command's."""
 
     run_id: str
     total: int
@@ -41,6 +43,7 @@ class RunSummary(Output):
     release_gate: ReleaseGate | None = None
     reports: str | None = None
     notes: list[str] = Field(default_factory=list)
+    judge: JudgeStatus | None = None
 
 
 # -- assay judge --json ---------------------------------------------------------------------
@@ -62,6 +65,9 @@ class JudgeSummary(Output):
     items: int
     judged: int
     resumed: int
+    by_expectations: int = Field(
+        description="pairs decided by the case's expectations, without a judge call"
+    )
     failed: int
     not_run: int
     skipped_errored_trials: int
@@ -286,6 +292,30 @@ class History(Output):
     settings: HistorySettings
 
 
+# -- assay import --json --------------------------------------------------------------------
+
+
+class ImportSummary(Output):
+    """`assay import --json`: what was read and written. `baseline` is set when a condition
+    is named baseline (the gate compares the others with it); `candidate` is the condition
+    the written suite's gate decides for; `scale` is the metrics' range the suite declares."""
+
+    tool: Tool
+    sources: list[str]
+    output: str
+    files: list[str]
+    cases: int
+    trials: int
+    errored: int
+    scores: int
+    conditions: list[str]
+    metrics: list[str]
+    scale: list[float]
+    baseline: str | None
+    candidate: str | None
+    notes: list[str] = Field(default_factory=list)
+
+
 OUTPUTS: dict[str, type[BaseModel]] = {
     "run-summary": RunSummary,
     "judge-summary": JudgeSummary,
@@ -295,4 +325,5 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "winrate": WinRates,
     "rank": Ranking,
     "history": History,
+    "import-summary": ImportSummary,
 }

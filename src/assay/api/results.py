@@ -92,6 +92,7 @@ class Result:
             notes=evaluation.notes,
             calibration=self.calibration,
             cases_shown=config.drilldown,
+            judge=config.judge,
         )
 
     def write_reports(self, out: Path | None = None) -> list[Path]:

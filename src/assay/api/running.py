@@ -20,13 +20,15 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, load_suite
+from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
+from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.config import output_dir
+from assay.verdict.checks import JudgeStatus
+from assay.verdict.config import output_dir, resolve
 
 Progress = Callable[[bool], None]
 
@@ -44,6 +46,8 @@ class RunOutcome:
     """Plain notices for people (why nothing was gated, input problems of an incomplete run)."""
     incomplete: bool = False
     """The suite's evaluation stopped before a verdict (its judging did not finish)."""
+    judge: JudgeStatus | None = None
+    """Whether the suite's LLM judges ran (None: the suite configures none)."""
 
     @property
     def exit_code(self) -> int:
@@ -74,6 +78,7 @@ class RunOutcome:
             release_gate=evaluation.summary().release_gate if evaluation is not None else None,
             reports=str(evaluation.output) if evaluation is not None else None,
             notes=list(self.notes),
+            judge=self.judge,
         )
 
 
@@ -174,9 +179,10 @@ def run_request(
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
-    if isinstance(cases, str | Path) or cases is None:
-        default = suite.path(suite.cases) if suite is not None else DEFAULT_CASES
-        catalogue = load_cases(_path(cases) or default)
+    if suite is not None and (isinstance(cases, str | Path) or cases is None):
+        catalogue = load_suite_cases(suite, _path(cases))  # a pinned golden set is checked
+    elif isinstance(cases, str | Path) or cases is None:
+        catalogue = load_cases(_path(cases) or DEFAULT_CASES)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -220,17 +226,26 @@ def run(
     store: str | Path = DEFAULT_STORE,
     out: str | Path | None = None,
     progress: Progress | None = None,
+    require_judge: bool = False,
     warn: Callable[[str], None] | None = None,
     **options: Any,
 ) -> RunOutcome:
     """Run cases × conditions × trials; with a suite, judge, score, gate and report the run.
 
     `options` are `run_request`'s (cases, model, trials, budget_usd, ...). `out` is the suite's
-    output folder (default: the suite's `output`, else assay-out/<suite name>). `warn` is
-    told, before any call, of an absurd plan (its estimated calls and cost)."""
+    output folder (default: the suite's `output`, else assay-out/<suite name>).
+    `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
+    InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
+    `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
     loaded = load(suite)
     return execute_run(
-        loaded, run_request(loaded, **options), store=store, out=out, progress=progress, warn=warn
+        loaded,
+        run_request(loaded, **options),
+        store=store,
+        out=out,
+        progress=progress,
+        require_judge=require_judge,
+        warn=warn,
     )
 
 
@@ -241,20 +256,42 @@ def execute_run(
     store: str | Path = DEFAULT_STORE,
     out: str | Path | None = None,
     progress: Progress | None = None,
+    require_judge: bool = False,
     warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
-    """Run a resolved request (see `run_request`); with a suite, evaluate the run."""
-    check_run_outputs(suite, request, out)
-    if suite is not None:
-        from assay.scorers.runner import build_scorers
+    """Run a resolved request (see `run_request`); with a suite, evaluate the run.
 
-        build_scorers(suite.scoring.scorers)  # bad scorer options fail before any call
+    Every configured model's API key is checked before the store is opened: the system
+    under test's missing key is an InputError; a judge's disables it (or, with
+    `require_judge` or `[judge] required`, is an InputError too)."""
+    check_run_outputs(suite, request, out)
+    check_keys(request.conditions, request.options)
+    judge = None
+    if suite is not None:
+        from assay.api.keys import judge_status
+        from assay.scorers.runner import build_scorers
+        from assay.verdict.names import check_config_metrics
+
+        # Bad scorer options and metric names nothing produces fail before any call.
+        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
+        judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:
         result = execute(request, handle, progress, warn)
     finally:
         handle.close()
-    outcome = RunOutcome(run=result, request=request, store=Path(store))
+    outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)
+    if judge is not None and judge.disabled:
+        skipped = (
+            f"; thresholds skipped: {', '.join(judge.skipped + judge.skipped_corpus)}"
+            if (judge.skipped or judge.skipped_corpus)
+            else ""
+        )
+        outcome.notes.append(
+            f"WARNING: {judge.headline}: the run went on without it, with the deterministic"
+            f" scorers{skipped} (`[judge] required = true` or --require-judge makes this an"
+            " error)"
+        )
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
@@ -284,24 +321,44 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
     return load_suite(Path(suite))
 
 
+def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
+    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
+    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
+    scoring = suite.scoring.model_copy(
+        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
+    )
+    return suite.model_copy(update={"scoring": scoring})
+
+
 def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
-    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder."""
+    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder
+    (with a disabled judge: the suite as evaluated without it, `assay.api.keys`).
+
+    One condition is gated on its own (no baseline comparison); with several, the [gate]
+    candidate is compared with baseline."""
+    judge = outcome.judge
+    changes: list[str] = []
+    if judge is not None and judge.disabled:
+        from assay.api.keys import without_judge
+
+        suite, changes = without_judge(suite, judge)
     names = {c.name for c in outcome.request.conditions}
-    if "baseline" not in names or len(names) < 2:
+    if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
         outcome.notes.append(
-            "note: the suite has no baseline and candidate to compare, so nothing is gated"
+            f"note: the suite has no baseline and no [gate] candidate among its conditions"
+            f" ({', '.join(sorted(names))}), so nothing is gated"
         )
         return
     if not suite.scoring.scorers and not suite.judge.judges:
-        outcome.notes.append(
-            "note: the suite names no scorers and no judges, so nothing is scored or gated"
-        )
+        disabled = judge is not None and judge.disabled
+        what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
+        outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
         return
     handle = Store(outcome.store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
         outcome.evaluation = evaluate_run(
-            suite, outcome.request, outcome.run.run_id, trials, handle, out
+            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes
         )
     except Incomplete as exc:
         outcome.incomplete = True

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from assay.core.suite import Suite
 from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
 from assay.store import Store
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
@@ -28,17 +30,19 @@ def evaluate_run(
     trials: Sequence[Trial],
     store: Store,
     out: Path | None,
+    judge: JudgeStatus | None = None,
+    notes: Sequence[str] = (),
 ) -> Result:
     """After a suite's run: judges → scorers → gate → reports into the output folder.
 
-    Judge calls and model-backed scorers go through one Caller metered by the run's budget
-    (what the run spent counts, what they spend is recorded under the run) and cached in the
-    run's store."""
-    config = resolve(suite, output=out)
+    Judge calls and model-backed scorers (the grounding judge) go through one Caller metered
+    by the run's budget (what the run spent counts, what they spend is recorded under the run),
+    capped together by [judge] budget_usd, and cached in the run's store. `judge` is whether
+    the suite's judges run (a disabled judge's suite comes without them,
+    `assay.api.keys.without_judge`); every report shows it, with `notes`."""
+    config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = request.cases
-    caller = run_caller(store, run_id, request.settings)
-    cap = suite.judge.budget_usd
-    judge_caller = caller if cap is None else run_caller(store, run_id, request.settings, cap)
+    judge_caller = run_caller(store, run_id, request.settings, suite.judge.budget_usd)
     judged = judge_trials(suite, cases, trials, store, judge_caller)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
@@ -51,7 +55,7 @@ def evaluate_run(
             ),
             config,
             store=store.path,
-            caller=caller,
+            caller=judge_caller,  # the model-backed scorers call judges (grounding)
         )
     except InputError as exc:
         if not judged.exit_code:
@@ -61,6 +65,7 @@ def evaluate_run(
         raise Incomplete(
             [*exc.messages, f"ERROR: judging did not finish ({reason}); run again to resume"]
         ) from None
+    evaluation.notes.extend(notes)
     store.flush()
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output

@@ -43,6 +43,11 @@ def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
             f"skipped: {data['skipped_errored_trials']} errored trials,"
             f" {data['unpaired_trials']} trials without a partner"
         )
+    if data["by_expectations"]:
+        out(
+            f"decided by the case's expectations (one response failed them), without a judge"
+            f" call: {data['by_expectations']}"
+        )
     if data["tiers"]:
         out("settled by tier: " + ", ".join(f"{k} {v}" for k, v in data["tiers"].items()))
     cascade = data.get("cascade")
@@ -106,6 +111,14 @@ def judge(
     concision: Annotated[
         bool, typer.Option(help="Add the explicit concision criterion if the rubric lacks it.")
     ] = False,
+    expectations_first: Annotated[
+        bool,
+        typer.Option(
+            help="Pairwise: a response that fails the case's `expect` (JSON Schema, contains,"
+            " not_contains, regex, refuse, escalate) loses to one that meets it, without a"
+            " judge call; --no-expectations-first asks the judge about every pair."
+        ),
+    ] = True,
     max_tokens: Annotated[int, typer.Option(min=16, help="Judge output tokens per call.")] = 1024,
     temperature: Annotated[float, typer.Option(min=0.0, help="Judge temperature.")] = 0.0,
     budget_usd: Annotated[
@@ -138,7 +151,9 @@ def judge(
     (the cascade) the cheap judge scores the rubric and gives a 0-1 adequacy in one call:
     responses at or above --screen-threshold without a blocker keep the screen's scores
     (tier "screen", so every row feeds `assay score` alike); the rest go to the full judge
-    (tier "judge", or "review" when still doubtful). Pairwise mode writes Comparisons.
+    (tier "judge", or "review" when still doubtful). Pairwise mode writes Comparisons; a
+    pair where exactly one response fails the case's expectations is decided without a call
+    (tier "rule", `expectations` names what each missed) unless --no-expectations-first.
 
     Confidence, capped at 0.95: f = 0.6 + 0.4 * min(1, q/Q), q = evidence quotes found
     verbatim in the response(s), Q = quotes expected (3 per pairwise pass, 1 per criterion).
@@ -164,6 +179,7 @@ def judge(
         scale=scale,
         length_normalised=length_normalised,
         concision=concision,
+        expectations_first=expectations_first,
         max_tokens=max_tokens,
         temperature=temperature,
         concurrency=concurrency,

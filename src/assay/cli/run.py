@@ -190,7 +190,23 @@ def run(
         Path | None,
         typer.Option("--out", help="Folder for a suite's outputs (default: the suite's `output`)."),
     ] = None,
+    require_judge: Annotated[
+        bool,
+        typer.Option(
+            "--require-judge",
+            help="Exit 2 before any call when a judge's API key is not set (default: the"
+            " judge is disabled and the run goes on; or the suite's [judge] required).",
+        ),
+    ] = False,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    corpus: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With a suite: a corpus threshold on the gated condition, METRIC<=X or"
+            " METRIC>=X (repeatable), replacing the suite's [scoring.corpus] bound of that"
+            " metric."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
@@ -198,11 +214,17 @@ def run(
     With a suite file the run is then scored (the suite's scorers, and judges when
     configured), gated and reported into the suite's output folder (default
     assay-out/<suite name>); the exit code is then the gate's (0 PASS, 1 otherwise), and 3
-    still wins when the run is incomplete."""
+    still wins when the run is incomplete. A judge whose API key is not set is disabled
+    (the run goes on with the deterministic scorers and every report says so) unless
+    --require-judge; a missing key of the system under test is exit 2 before any call."""
 
-    from assay.api.running import execute_run, load, run_request
+    from assay.api.running import execute_run, load, run_request, with_corpus
 
     suite = load(suite_file)
+    if corpus:
+        if suite is None:
+            raise InputError("ERROR: --corpus: needs a suite file (without one nothing is gated)")
+        suite = with_corpus(suite, corpus)
     request = run_request(
         suite,
         cases=cases,
@@ -228,6 +250,14 @@ def run(
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:
-        outcome = execute_run(suite, request, store=store, out=out_dir, progress=tick, warn=err)
+        outcome = execute_run(
+            suite,
+            request,
+            store=store,
+            out=out_dir,
+            progress=tick,
+            require_judge=require_judge,
+            warn=err,
+        )
     print_outcome(outcome, json_output)
     raise typer.Exit(outcome.exit_code)

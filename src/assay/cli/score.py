@@ -1,4 +1,5 @@
-"""`assay score`: summarise Score rows, compare conditions with baseline, gate the candidate."""
+"""`assay score`: summarise Score rows, compare conditions with baseline, gate the candidate
+(score rows of one condition: gated on their own, on blockers and thresholds)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,15 @@ def score(
             help="The run store judge calibrations are read from (require_calibrated_judge)."
         ),
     ] = DEFAULT_STORE,
+    corpus: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A corpus threshold on the gated condition, METRIC<=X or METRIC>=X (e.g."
+            " hallucination<=0.2; repeatable): the mean over its cases (each case's mean over"
+            " its trials) must stay within it. Replaces the suite's [scoring.corpus] bound of"
+            " that metric."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
@@ -98,6 +108,7 @@ def score(
         candidate=candidate,
         weights=weights,
         store=store,
+        corpus=corpus,
     )
     if output_format == "table" and not json_output:
         for line in table_lines(result.evaluation.analysis):

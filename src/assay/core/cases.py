@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from assay.core.errors import InputError
-from assay.core.jsonl import format_errors, iter_objects, parse_records
+from assay.core.jsonl import format_errors, iter_objects, parse_records, read_bytes
 from assay.core.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
 
-__all__ = ["DEFAULT_CASES", "Case", "load_cases"]
+__all__ = ["DEFAULT_CASES", "Case", "check_pinned", "file_sha256", "load_cases"]
 
 
 def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
@@ -33,3 +34,21 @@ def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
     if not records and not allow_empty:
         raise InputError(f"ERROR: {path}: the catalogue has no cases")
     return [case for _, case in records]
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a file's bytes: what a suite's `cases_sha256` pins and
+    `assay validate --print-sha256` prints."""
+    return hashlib.sha256(read_bytes(path)).hexdigest()
+
+
+def check_pinned(path: Path, expected: str, pinned_by: object) -> None:
+    """A pinned golden set: InputError (exit 2) naming the file and both hashes unless the
+    file's SHA-256 is `expected` (`pinned_by` names where the pin is written)."""
+    actual = file_sha256(path)
+    if actual != expected.lower():
+        raise InputError(
+            f"ERROR: {path}: not the pinned golden set: {pinned_by} expects"
+            f" cases_sha256 = {expected.lower()}, the file's sha256 is {actual}; if the change"
+            f" is intended, pin the new hash (assay validate --cases {path} --print-sha256)"
+        )

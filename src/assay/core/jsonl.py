@@ -38,16 +38,21 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 file (a BOM is tolerated) or raise one clear InputError."""
+def read_bytes(path: Path) -> bytes:
+    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable)."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"ERROR: {path}: file not found") from None
     except IsADirectoryError:
         raise InputError(f"ERROR: {path}: is a directory, expected a file") from None
     except OSError as exc:
         raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 file (a BOM is tolerated) or raise one clear InputError."""
+    data = read_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

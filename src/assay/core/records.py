@@ -143,6 +143,8 @@ class ScoreRow(Record):
     scale: str | None = None
     spread: dict[str, Any] | None = None
     judges: list[dict[str, Any]] | None = None
+    # How a grounding scorer's figure was made: "lexical" (word overlap) or "judge:<model>".
+    method: str | None = None
 
 
 Winner = Literal["a", "b", "tie"]
@@ -173,6 +175,15 @@ class Comparison(Record):
     len_a: Annotated[int, Field(ge=0)] | None = None
     len_b: Annotated[int, Field(ge=0)] | None = None
     criteria: dict[str, Any] | None = None
+    expectations: dict[Literal["a", "b"], list[str]] | None = None
+    """Set when the case's deterministic expectations decided the verdict without a judge
+    call: the checks each response missed (e.g. `{"a": [], "b": ["json_schema"]}`)."""
+
+    @property
+    def by_rule(self) -> bool:
+        """Decided by a rule, not by a judge: the case's expectations, or identical responses
+        (tier `rule`). Bias audits of the judge leave these out."""
+        return self.expectations is not None or (self.model_extra or {}).get("tier") == "rule"
 
 
 class Label(Record):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
@@ -144,6 +144,7 @@ class Rubric(RubricModel):
     # named scale; `Rubric.from_weights` sets others. Neither is part of a rubric file.
     _weights: dict[str, float] | None = PrivateAttr(default=None)
     _bounds: tuple[float, float] | None = PrivateAttr(default=None)
+    _lower: frozenset[str] = PrivateAttr(default=frozenset())
 
     @model_validator(mode="after")
     def _one_level_per_point(self) -> Rubric:
@@ -157,11 +158,17 @@ class Rubric(RubricModel):
 
     @classmethod
     def from_weights(
-        cls, weights: Mapping[str, float] | None = None, scale: tuple[float, float] | None = None
+        cls,
+        weights: Mapping[str, float] | None = None,
+        scale: tuple[float, float] | None = None,
+        lower: Iterable[str] = (),
     ) -> Rubric:
         """The default rubric weighing `weights` (any metric names; normalised), with rubric
-        metrics on `scale` (low, high). None keeps the default metrics' weights and 1–5."""
+        metrics on `scale` (low, high). None keeps the default metrics' weights and 1–5.
+        `lower` names lower-is-better metrics (shares in [0, 1], e.g. `hallucination`): they
+        enter the weighted score as 1 − value, so a better answer always weighs more."""
         rubric = DEFAULT_RUBRIC.model_copy(deep=True)
+        rubric._lower = frozenset(lower)
         if weights is not None:
             rubric._weights = normalise(weights)
         if scale is not None:
@@ -190,6 +197,15 @@ class Rubric(RubricModel):
         return float(low), float(high)
 
     @property
+    def lower(self) -> frozenset[str]:
+        """The lower-is-better metrics (weighed as 1 − value)."""
+        return self._lower
+
+    def goodness(self, name: str, value: float) -> float:
+        """A metric as the weighted score counts it: 1 − value when lower is better."""
+        return 1.0 - value if name in self._lower else value
+
+    @property
     def points(self) -> tuple[int, ...]:
         """Every score of the named scale, low to high."""
         low, high = scale_bounds(self.scale)
@@ -201,7 +217,7 @@ class Rubric(RubricModel):
         for name, w in self.weights.items():
             value = metrics.get(name)
             if value is not None and w > 0:
-                total += w * value
+                total += w * self.goodness(name, value)
                 weight += w
         return total / weight if weight > 0 else None
 

@@ -10,10 +10,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from assay.core.cases import check_pinned, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.records import Case
 
 DEFAULT_MODEL = "llamacpp:gemma-3-270m"
 
@@ -51,9 +61,13 @@ class ConditionSection(SuiteModel):
 
 
 class JudgeSection(SuiteModel):
-    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging."""
+    """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging.
+
+    A judge whose API key is not set is disabled: the run goes on with the deterministic
+    scorers and every report says so. `required = true` makes it exit 2 before any call."""
 
     judges: list[str] = Field(default_factory=list)
+    required: bool = False
     mode: Literal["direct", "pairwise"] = "direct"
     a: str = "baseline"
     b: str = "candidate"
@@ -66,6 +80,7 @@ class JudgeSection(SuiteModel):
     scale: Literal["1-3", "1-5", "1-10"] = "1-5"
     length_normalised: bool = False
     concision: bool = False
+    expectations_first: bool = True
     max_tokens: int = Field(default=1024, ge=16)
     temperature: float = Field(default=0.0, ge=0.0)
     budget_usd: float | None = Field(default=None, ge=0)
@@ -83,7 +98,8 @@ class ScorerEntry(SuiteModel):
 
 
 class Threshold(SuiteModel):
-    """A per-case bound on a metric's mean over the case's trials."""
+    """A bound on a metric: per case (`[scoring.thresholds]`, the mean over the case's trials)
+    or over the corpus (`[scoring.corpus]`, the mean of the case means)."""
 
     min: float | None = None
     max: float | None = None
@@ -101,7 +117,9 @@ class ScoringSection(SuiteModel):
     `scorers` lists names (`"refusal"`) or tables (`{name = "retrieval", options = {k = 3}}`).
     `knowledge_base` is a JSONL file of documents (`{id, text}`) that citations may name.
     `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
-    (`latency_s = {max = 5}`); every case of the candidate must meet them.
+    (`latency_s = {max = 5}`); every case of the gated condition must meet them.
+    `corpus` takes the same forms (`hallucination = {max = 0.2}`) and bounds the mean over
+    the gated condition's scored cases (each case's mean over its trials first).
     """
 
     scorers: list[ScorerEntry] = Field(default_factory=list)
@@ -109,6 +127,7 @@ class ScoringSection(SuiteModel):
     weights: dict[str, float] | None = None
     scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
+    corpus: dict[str, Threshold] = Field(default_factory=dict)
 
     @field_validator("scorers", mode="before")
     @classmethod
@@ -117,7 +136,7 @@ class ScoringSection(SuiteModel):
             return [{"name": v} if isinstance(v, str) else v for v in value]
         return value
 
-    @field_validator("thresholds", mode="before")
+    @field_validator("thresholds", "corpus", mode="before")
     @classmethod
     def _numbers(cls, value: Any) -> Any:
         if isinstance(value, dict):
@@ -184,6 +203,9 @@ class Suite(SuiteModel):
     name: str = "suite"
     description: str | None = None
     cases: str = "cases.jsonl"
+    cases_sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
+    """Pins the golden set: the SHA-256 of the case file's bytes (`assay validate --cases F
+    --print-sha256`); any other file is refused (exit 2) before any call."""
     model: str = DEFAULT_MODEL
     trials: int = Field(default=3, ge=1)
     output: str | None = None
@@ -196,10 +218,25 @@ class Suite(SuiteModel):
     judge: JudgeSection = Field(default_factory=JudgeSection)
     report: ReportSection = Field(default_factory=ReportSection)
     root: Path = Field(default=Path("."), exclude=True)
+    _file: Path | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> str:
+        """The suite file as messages name it (`suite` for a suite built in code)."""
+        return str(self._file) if self._file is not None else "suite"
 
     def path(self, relative: str) -> Path:
         """Resolve a path written in the suite against the suite's folder."""
         return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
+
+
+def load_suite_cases(suite: Suite, path: Path | None = None) -> list[Case]:
+    """The suite's case catalogue, or `path` in its place (a --cases flag); with
+    `cases_sha256` the file must be the pinned golden set (checked before it is parsed)."""
+    chosen = path if path is not None else suite.path(suite.cases)
+    if suite.cases_sha256 is not None:
+        check_pinned(chosen, suite.cases_sha256, suite.file)
+    return load_cases(chosen)
 
 
 def suite_cases(suite: Suite | None) -> Path | None:
@@ -237,4 +274,5 @@ def load_suite(path: Path) -> Suite:
             messages.append(f"ERROR: {where}: {problem}")
         raise InputError(messages) from None
     suite.root = path.parent
+    suite._file = path
     return suite

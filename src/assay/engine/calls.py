@@ -258,7 +258,8 @@ class Caller:
         """One call within the model's concurrency limit and the per-call timeout, told what
         is left of its reservation; a failed attempt's reported cost is counted."""
         request.budget_usd = tally.left()
-        if request.budget_usd is not None and request.budget_usd <= TOLERANCE:
+        if tally.cost and request.budget_usd is not None and request.budget_usd <= TOLERANCE:
+            # (a free model's call reserves $0 and may always go ahead)
             raise ModelError("the call's reservation was spent by its failed attempts")
         await limiter.acquire()
         self.calls += 1

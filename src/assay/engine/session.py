@@ -20,7 +20,7 @@ from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.preflight import check_prompts, plan_warning
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
 from assay.models.base import Model
-from assay.models.registry import ModelOptions, create_model, model_price
+from assay.models.registry import ModelOptions, create_model, missing_key, model_price
 from assay.store import Store
 from assay.store.lease import HEARTBEAT_S, release_lease, renew_lease, take_lease
 from assay.store.spend import spent_so_far
@@ -41,8 +41,26 @@ class RunRequest:
     ray_address: str | None = None
 
 
+def check_keys(conditions: Sequence[Condition], options: ModelOptions) -> None:
+    """InputError, before any call, naming each condition whose model's API key is not set
+    (the system under test cannot run without it, so this is never just a warning)."""
+    problems = []
+    for condition in conditions:
+        missing = missing_key(condition.model, options)
+        if missing is not None:
+            hint = f" ({missing.hint})" if missing.hint else ""
+            problems.append(
+                f"ERROR: condition {condition.name!r}: model {condition.model} needs"
+                f" {missing.variable}, which is not set{hint}"
+            )
+    if problems:
+        raise InputError(problems)
+
+
 def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict[str, Model]:
-    """One model instance per distinct spec (and CLI settings), shared by its conditions."""
+    """One model instance per distinct spec (and CLI settings), shared by its conditions;
+    every condition's key is checked first (`check_keys`)."""
+    check_keys(conditions, options)
     by_spec: dict[tuple[str, str | None, Path | None], Model] = {}
     models: dict[str, Model] = {}
     for condition in conditions:

@@ -1,6 +1,8 @@
 """Judge bias audit: position bias from two-order comparisons, length bias.
 
-Per judge:
+Comparisons decided by a rule, not by the judge (identical responses, or a response that
+failed the case's expectations: `Comparison.by_rule`), say nothing of the judge's biases and
+are left out. Per judge:
 - `position_consistency`: the fraction of two-order comparisons (one `ab` and one `ba` pass)
   whose passes agree.
 - `first_position_wins` / `second_position_wins`: inconsistent comparisons where both passes
@@ -179,6 +181,8 @@ def audit(
     """The bias report per judge."""
     by_judge: dict[str, list[Comparison]] = defaultdict(list)
     for comparison in comparisons:
+        if comparison.by_rule:
+            continue
         by_judge[judge_key_of_source(judge_name(comparison))].append(comparison)
     report: dict[str, dict[str, Any]] = {}
     for judge, items in sorted(by_judge.items()):

@@ -20,9 +20,10 @@ from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.openai import parse_retry_after
 from assay.models.pricing import Price, lookup_price
-from assay.models.registry import ModelOptions
+from assay.models.registry import ModelOptions, unset
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+KEY_HINT = "a local server or gateway needs none: set ANTHROPIC_BASE_URL"
 OVERLOAD_STATUSES = {429, 503, 529}
 DETAIL_LIMIT = 4000
 TOOL_NAME = "respond"
@@ -168,20 +169,33 @@ class AnthropicModel:
         await self._client.close()
 
 
+def base_url_of() -> str:
+    """The endpoint: ANTHROPIC_BASE_URL, else Anthropic's API."""
+    return os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+
+
+def required_env(rest: str, options: ModelOptions) -> tuple[str, ...]:
+    """ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for Anthropic's API; nothing for another
+    base URL (a local server or a gateway that needs no key)."""
+    if base_url_of().rstrip("/") != DEFAULT_BASE_URL:
+        return ()
+    return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
 def create(rest: str, options: ModelOptions) -> AnthropicModel:
     """Factory for `anthropic:MODEL`; the key from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."""
     if not rest:
         raise InputError(
             "ERROR: model spec 'anthropic:': name the model, e.g. anthropic:claude-haiku-4-5"
         )
-    base_url = os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+    if unset(required_env(rest, options)):
+        raise InputError(
+            "ERROR: anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server)"
+        )
+    base_url = base_url_of()
     api_key = os.environ.get("ANTHROPIC_API_KEY")
     auth_token = None if api_key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
     if not api_key and not auth_token:
-        if base_url.rstrip("/") == DEFAULT_BASE_URL:
-            raise InputError(
-                "ERROR: anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server)"
-            )
         api_key = "unused"  # a local server or gateway that needs no key
     client = anthropic.AsyncAnthropic(
         api_key=api_key,

@@ -19,9 +19,10 @@ from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import Price, lookup_price
-from assay.models.registry import ModelOptions
+from assay.models.registry import ModelOptions, unset
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEY_HINT = "a local server needs none: give --base-url or OPENAI_BASE_URL"
 OVERLOAD_STATUSES = {429, 503, 529}
 DETAIL_LIMIT = 4000
 
@@ -154,13 +155,22 @@ class OpenAIModel:
             await asyncio.sleep(0)
 
 
+def base_url_of(options: ModelOptions) -> str:
+    """The endpoint: --base-url (or the suite's), then OPENAI_BASE_URL, then OpenAI's API."""
+    return options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+
+
+def required_env(rest: str, options: ModelOptions) -> tuple[str, ...]:
+    """OPENAI_API_KEY for OpenAI's API; nothing for another base URL (a local server or a
+    gateway that needs no key; the key is still sent when it is set)."""
+    return ("OPENAI_API_KEY",) if base_url_of(options).rstrip("/") == DEFAULT_BASE_URL else ()
+
+
 def create(rest: str, options: ModelOptions) -> OpenAIModel:
     """Factory for `openai:MODEL`; base URL from --base-url, then OPENAI_BASE_URL."""
     if not rest:
         raise InputError("ERROR: model spec 'openai:': name the model, e.g. openai:gpt-4o-mini")
-    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    api_key = os.environ.get("OPENAI_API_KEY")
-    if not api_key and base_url.rstrip("/") == DEFAULT_BASE_URL:
+    if unset(required_env(rest, options)):
         raise InputError("ERROR: openai: set OPENAI_API_KEY (or --base-url for a local server)")
     price = options.price or lookup_price(rest)
-    return OpenAIModel(rest, base_url, api_key, price)
+    return OpenAIModel(rest, base_url_of(options), os.environ.get("OPENAI_API_KEY"), price)

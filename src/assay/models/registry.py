@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,10 @@ from assay.core.errors import InputError
 from assay.models.base import Model
 from assay.models.pricing import Price
 
-# prefix -> "module:factory"; modules load only when a spec needs them.
+# prefix -> "module:factory"; modules load only when a spec needs them. A provider module whose
+# model needs an API key also declares `required_env(rest, options) -> tuple[str, ...]` (the
+# variables of which one must be set) and `KEY_HINT` (how to run it without one), so every key
+# can be checked before the first call (`missing_key`).
 REGISTRY: dict[str, str] = {
     "mock": "assay.models.mock:create",
     "openai": "assay.models.openai:create",
@@ -59,8 +63,9 @@ def register(prefix: str, target: str) -> None:
     REGISTRY[prefix] = target
 
 
-def create_model(spec: str, options: ModelOptions | None = None) -> Model:
-    """Build the model a spec names; InputError for an unknown prefix or a bad spec."""
+def _provider(spec: str) -> tuple[Any, str, str]:
+    """The provider module of a spec, its factory's name and the spec's rest; InputError for
+    an unknown prefix or a provider whose package is not installed."""
     prefix, rest = split_spec(spec)
     target = REGISTRY.get(ALIASES.get(prefix, prefix))
     if target is None:
@@ -68,12 +73,71 @@ def create_model(spec: str, options: ModelOptions | None = None) -> Model:
         raise InputError(f"ERROR: model spec {spec!r}: unknown kind {prefix!r} (known: {known})")
     module_name, _, attr = target.partition(":")
     try:
-        factory: Factory = getattr(importlib.import_module(module_name), attr)
+        module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(
             f"ERROR: model spec {spec!r} needs a package that is not installed: {exc.name}"
         ) from None
+    return module, attr, rest
+
+
+def create_model(spec: str, options: ModelOptions | None = None) -> Model:
+    """Build the model a spec names; InputError for an unknown prefix or a bad spec."""
+    module, attr, rest = _provider(spec)
+    factory: Factory = getattr(module, attr)
     return factory(rest, options or ModelOptions())
+
+
+def required_env(spec: str, options: ModelOptions | None = None) -> tuple[str, ...]:
+    """The environment variables of which one must be set before `spec`'s first call (its
+    API key); () when it needs none: an offline or local model, or a provider pointed at
+    another base URL (a local server needs no key)."""
+    module, _, rest = _provider(spec)
+    declared: Callable[[str, ModelOptions], tuple[str, ...]] | None = getattr(
+        module, "required_env", None
+    )
+    return declared(rest, options or ModelOptions()) if declared is not None else ()
+
+
+def unset(variables: tuple[str, ...]) -> bool:
+    """Whether a key is needed (`variables` not empty) and none of its variables is set."""
+    return bool(variables) and not any(os.environ.get(v) for v in variables)
+
+
+@dataclass(frozen=True, slots=True)
+class MissingKey:
+    """A model's API key that is not set: the `variable` to set, and the provider's `hint`
+    on running without one (a local server)."""
+
+    spec: str
+    variable: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.variable} is not set"
+
+
+def missing_key(spec: str, options: ModelOptions | None = None) -> MissingKey | None:
+    """The key `spec` needs and lacks, or None when it is set or none is needed."""
+    variables = required_env(spec, options)
+    if not unset(variables):
+        return None
+    module, _, _ = _provider(spec)
+    return MissingKey(spec, variables[0], str(getattr(module, "KEY_HINT", "")))
+
+
+def missing_keys(specs: Iterable[str], options: ModelOptions | None = None) -> list[MissingKey]:
+    """Every spec's missing key, in order, each spec once."""
+    found = (missing_key(spec, options) for spec in dict.fromkeys(specs))
+    return [m for m in found if m is not None]
+
+
+def unset_text(missing: Sequence[MissingKey]) -> str:
+    """`ANTHROPIC_API_KEY is not set` (`A and B are not set` for two variables or more)."""
+    names = list(dict.fromkeys(m.variable for m in missing))
+    if len(names) == 1:
+        return f"{names[0]} is not set"
+    return f"{', '.join(names[:-1])} and {names[-1]} are not set"
 
 
 def model_price(model: Model) -> Price | None:

@@ -26,13 +26,11 @@ from assay.reports.model import (
 )
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.compare import WEIGHTED, case_means
-from assay.verdict.deterministic import (
-    aggregates,
-    case_metric_means,
-    threshold_misses,
-)
+from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE
+from assay.verdict.thresholds import case_metric_means, threshold_misses
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
@@ -115,15 +113,17 @@ def _case_checks(
     results: Sequence[Score],
     thresholds: Mapping[str, Threshold],
 ) -> list[CaseCheck]:
-    """Per case of the candidate: a blockers check, and one check per scorer that ran."""
+    """Per case of the candidate: a blockers check, one check per scorer that ran, and one
+    per other source (a judge) of a metric that misses a per-case threshold."""
     candidate = analysis.candidate
     rows = analysis.rows.get(candidate, [])
     misses: dict[tuple[str, str], list[str]] = {}
-    for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate):
+    for case, scorer, _metric, message in threshold_misses(results, thresholds, candidate, rows):
         misses.setdefault((case, scorer), []).append(message)
     means = case_metric_means(results, candidate)
+    methods = scorer_methods(results)
     checks = []
-    for case_id in sorted({r.case_id for r in rows} | set(means)):
+    for case_id in sorted({r.case_id for r in rows} | set(means) | {c for c, _ in misses}):
         blocked = [r for r in rows if r.case_id == case_id and r.blocker]
         detail = "; ".join(
             f"trial {r.trial}: {', '.join([*map(str, r.findings), *([r.notes] if r.notes else [])]) or 'blocker'}"
@@ -148,14 +148,21 @@ def _case_checks(
                 if r.case_id == case_id and r.condition == candidate and r.scorer == scorer
             )
             problems = missed + (["blocking finding"] if blocker else [])
+            method = methods.get((candidate, scorer))
             checks.append(
                 CaseCheck(
                     case_id=case_id,
                     check=scorer,
                     passed=not problems,
-                    message="; ".join(problems) if problems else ", ".join(figures),
+                    message=("; ".join(problems) if problems else ", ".join(figures))
+                    + (f" ({method})" if method else ""),
                 )
             )
+        checks.extend(
+            CaseCheck(case_id=case_id, check=source, passed=False, message="; ".join(missed))
+            for (case, source), missed in sorted(misses.items())
+            if case == case_id and source not in scorers
+        )
     return checks
 
 
@@ -228,6 +235,17 @@ def blockers(analysis: Analysis) -> list[Blocker]:
     return found
 
 
+def scorer_methods(results: Sequence[Score]) -> dict[tuple[str, str], str]:
+    """(condition, scorer) → the methods its Scores name (`lexical`, `judge:<model>`),
+    `, `-joined, for the scorers that say (the grounding scorers)."""
+    found: dict[tuple[str, str], dict[str, None]] = {}
+    for result in results:
+        method = result.fields.get("method")
+        if isinstance(method, str):
+            found.setdefault((result.condition, result.scorer), {})[method] = None
+    return {key: ", ".join(sorted(names)) for key, names in found.items()}
+
+
 def build_report(
     analysis: Analysis,
     *,
@@ -241,11 +259,13 @@ def build_report(
     notes: Sequence[str] = (),
     calibration: Mapping[str, DimensionResult] | None = None,
     cases_shown: int = DRILLDOWN,
+    judge: JudgeStatus | None = None,
 ) -> Report:
     """Assemble the report, verdict first; the renderers add nothing but layout.
 
     `calibration` is `assay calibrate`'s result on labels, for the confusion matrices;
-    `cases_shown` bounds the per-case drill-down."""
+    `cases_shown` bounds the per-case drill-down; `judge` says whether the suite's judges
+    ran."""
     gate = analysis.gate
     cases = analysis.cases
     all_notes = list(notes) + list(analysis.notes)
@@ -257,16 +277,19 @@ def build_report(
         counts[0] += 1
         counts[1] += trial.error is not None
     by_key = {(t.case_id, t.trial, t.condition): t for t in trials}
+    methods = scorer_methods(results)
     details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
     return Report(
         title=title,
         baseline=BASELINE,
         candidate=analysis.candidate,
+        baseline_compared=gate.compared,
         mode=gate.mode,
         verdict=gate.verdict,
         passed=gate.passed,
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
+        judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[
             ConditionRow(
@@ -305,6 +328,7 @@ def build_report(
                 condition=condition,
                 scorer=name,
                 metrics={k: round(v, 6) for k, v in figures.items()},
+                method=methods.get((condition, name)),
             )
             for condition, by_scorer in aggregates(results, scorers).items()
             for name, figures in by_scorer.items()

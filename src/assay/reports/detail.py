@@ -39,6 +39,8 @@ MAX_POINTS = 1_000
 MAX_RESPONSE = 20_000
 MAX_PROMPT = 20_000  # characters of a case prompt in the drill-down
 TIE = 1e-9
+EXPECTATIONS = "rule: the case's expectations"
+"""Shown as the judge of a pairwise verdict the case's expectations decided (no judge call)."""
 
 Key = tuple[str, int, str]
 
@@ -268,7 +270,7 @@ def drilldown(
                         trial=c.trial,
                         a=c.a,
                         b=c.b,
-                        judge=c.judge,
+                        judge=c.judge if c.expectations is None else EXPECTATIONS,
                         verdict=c.verdict,
                         confidence=c.confidence,
                         consistent=c.consistent,

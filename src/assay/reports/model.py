@@ -5,11 +5,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
-from assay.verdict.checks import Check
+from assay.verdict.checks import Check, JudgeStatus
 
 REPORT_VERSION = 1
 
@@ -82,11 +88,23 @@ class CaseCheck(ReportModel):
 
 
 class ScorerSummary(ReportModel):
-    """A deterministic scorer's corpus figures under one condition."""
+    """A scorer's corpus figures under one condition."""
 
     condition: str
     scorer: str
     metrics: dict[str, float]
+    method: str | None = Field(
+        default=None,
+        description="how a grounding scorer's figures were made: `lexical` (word overlap) or"
+        " `judge:<model>`; several `, `-joined; absent for the other scorers",
+    )
+
+    @model_serializer(mode="wrap")
+    def _method_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("method") is None:
+            data.pop("method", None)
+        return data
 
 
 class TrialCounts(ReportModel):
@@ -221,11 +239,22 @@ class Report(ReportModel):
     title: str
     baseline: str
     candidate: str
+    baseline_compared: bool = Field(
+        default=True,
+        description="false when the candidate was gated on its own: no baseline comparison"
+        " was made (a single condition); blockers and thresholds decide the verdict",
+    )
     mode: str
     verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"]
     passed: bool
     reasons: list[str]
     cases_needed: int | None
+    judge: JudgeStatus | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="whether the suite's LLM judges ran (absent: no judge configured);"
+        " a disabled judge is announced at the top of every report",
+    )
     weights: dict[str, float]
     conditions: list[ConditionRow]
     comparisons: list[ConditionComparison]

@@ -13,9 +13,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from assay.core.jsonl import atomic_writer
 from assay.reports.model import MetricDelta, Report
-from assay.verdict.checks import interval_text
+from assay.verdict.checks import Check, interval_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+NO_COMPARISON = (
+    "no baseline comparison was made: the candidate was gated on its own (blocking findings,"
+    " per-case and corpus thresholds)"
+)
 FILES = {
     "md": "report.md",
     "json": "report.json",
@@ -75,6 +79,11 @@ def _figures(metrics: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
 
 
+def corpus_checks(checks: Sequence[Check]) -> list[Check]:
+    """The gate's corpus-threshold checks (`corpus:METRIC:min|max`)."""
+    return [c for c in checks if c.name.startswith("corpus:")]
+
+
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -83,7 +92,14 @@ def environment() -> Environment:
         finalize=markdown_text,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=_num, signed=_signed, interval=_interval, drops=_drops, figures=_figures)
+    env.filters.update(
+        num=_num,
+        signed=_signed,
+        interval=_interval,
+        drops=_drops,
+        figures=_figures,
+        corpus=corpus_checks,
+    )
     return env
 
 
@@ -104,11 +120,26 @@ def render_json(report: Report) -> str:
 def render_junit(report: Report) -> str:
     """One testcase per case × check, plus one for the release gate itself."""
     suite = ET.Element("testsuite", name=report.title)
+    if report.judge is not None:  # properties come first in a JUnit testsuite
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")
         failure.text = "\n".join(report.reasons)
+    elif not report.baseline_compared:
+        ET.SubElement(gate, "system-out").text = NO_COMPARISON
     failures = 0 if report.passed else 1
+    corpus = corpus_checks(report.checks)
+    for bound in corpus:
+        case = ET.SubElement(suite, "testcase", classname="corpus", name=bound.name)
+        if bound.status == "fail":
+            failures += 1
+            ET.SubElement(case, "failure", message=bound.reason).text = bound.reason
+        elif bound.status == "skipped":
+            ET.SubElement(case, "skipped", message=bound.reason)
+        else:
+            ET.SubElement(case, "system-out").text = bound.reason
     for check in report.case_checks:
         case = ET.SubElement(suite, "testcase", classname=check.case_id, name=check.check)
         if check.passed:
@@ -116,10 +147,19 @@ def render_junit(report: Report) -> str:
         else:
             failures += 1
             ET.SubElement(case, "failure", message=check.message).text = check.message
-    tests = len(report.case_checks) + 1
+    # thresholds only the disabled judge could meet (its corpus bounds are in `corpus`)
+    skipped = [c for c in (report.judge.checks() if report.judge else []) if c not in corpus]
+    for skip in skipped:
+        name = f"threshold:{skip.metric}"
+        testcase = ET.SubElement(suite, "testcase", classname="release_gate", name=name)
+        ET.SubElement(testcase, "skipped", message=skip.reason)
+    tests = len(report.case_checks) + len(corpus) + 1 + len(skipped)
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
+    skips = len(skipped) + sum(1 for c in corpus if c.status == "skipped")
+    if skips:
+        suite.set("skipped", str(skips))
     root = ET.Element("testsuites", name="assay", tests=str(tests), failures=str(failures))
     root.append(suite)
     ET.indent(root)

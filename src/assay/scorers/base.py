@@ -101,13 +101,16 @@ class Score:
         return (self.case_id, self.trial, self.condition)
 
     def as_json(self) -> dict[str, Any]:
-        """The `deterministic.jsonl` line: case, trial, condition, scorer and metrics."""
+        """The `deterministic.jsonl` line: case, trial, condition, scorer and metrics, then
+        the scorer's annotations when it has any (a grounding scorer's `method`, and a
+        judged one's `judge_prompt_sha256` and `evidence`)."""
         return {
             "case_id": self.case_id,
             "trial": self.trial,
             "condition": self.condition,
             "scorer": self.scorer,
             "metrics": self.metrics,
+            **self.fields,
         }
 
     def row(self) -> dict[str, Any]:

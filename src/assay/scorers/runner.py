@@ -16,17 +16,41 @@ from concurrent.futures import ThreadPoolExecutor
 from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry
 from assay.engine.calls import Caller
-from assay.scorers.base import Score, ScoreContext, Scorer, create_scorer
+from assay.models.registry import ModelOptions
+from assay.scorers.base import SCORERS, Score, ScoreContext, Scorer, create_scorer
 
 
-def build_scorers(entries: Sequence[ScorerEntry]) -> list[Scorer]:
-    """The suite's `[[scoring.scorers]]`, built from the registry."""
-    return [create_scorer(entry.name, **entry.options) for entry in entries]
+def build_scorers(
+    entries: Sequence[ScorerEntry],
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+) -> list[Scorer]:
+    """The suite's `[[scoring.scorers]]`, built from the registry.
+
+    `judge` is the suite's judge (its `[judge] judges[0]`, with the [judge] model settings
+    `judge_options`): a scorer that takes the suite's judge (`suite_judge`, the grounding
+    scorers) gets it when its options name no judge of their own (`judge = false` keeps it
+    off); with its own judge it gets those settings when it names the same model."""
+    scorers = []
+    for entry in entries:
+        options = dict(entry.options)
+        if judge is not None and getattr(SCORERS.get(entry.name), "suite_judge", False):
+            options.setdefault("judge", judge)
+            if options["judge"] == judge and judge_options is not None:
+                options["judge_options"] = judge_options
+        scorers.append(create_scorer(entry.name, **options))
+    return scorers
 
 
 def primary_metrics(scorer: Scorer) -> tuple[str, ...]:
     """The scorer's metrics that feed the release gate."""
     return tuple(getattr(scorer, "primary", ()))
+
+
+def lower_metrics(scorers: Sequence[Scorer]) -> set[str]:
+    """The scorers' lower-is-better metrics (optional `lower_is_better`: shares in [0, 1]
+    the weighted score counts as 1 − value, e.g. `hallucination`)."""
+    return {m for s in scorers for m in getattr(s, "lower_is_better", ())}
 
 
 async def score_trials(

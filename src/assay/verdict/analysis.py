@@ -137,6 +137,7 @@ def analyse(
         candidate=name,
         risks=risks,
         failures=failures,
+        lower=rubric.lower,
     )
     return Analysis(
         rubric=rubric,

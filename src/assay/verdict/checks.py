@@ -51,17 +51,69 @@ class Check:
     ci_low: Figure = None
     ci_high: Figure = None
     bound: Figure = None
+    value: Figure = None
+    """The observed figure a bound was checked against (a corpus threshold's mean)."""
     cases: int | None = None
     cases_needed: int | None = None
+
+
+class JudgeStatus(Output):
+    """Whether a suite's LLM judges ran: `enabled`, or `disabled` because an API key they
+    need is not set (`reason`: `ANTHROPIC_API_KEY is not set`). A disabled judge's models
+    (`judges`: the judges, the screen judge and model-backed scorers' models) make no call;
+    the thresholds only it could meet are `skipped` and gate nothing."""
+
+    status: Literal["enabled", "disabled"]
+    reason: str | None = None
+    judges: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="per-case thresholds skipped: metrics only the judge (or a model-backed"
+        " scorer) produces",
+    )
+    skipped_corpus: list[str] = Field(
+        default_factory=list, description="corpus thresholds skipped, for the same reason"
+    )
+
+    @property
+    def disabled(self) -> bool:
+        return self.status == "disabled"
+
+    @property
+    def headline(self) -> str:
+        """The line every report shows at the top: `LLM judge disabled: KEY is not set`."""
+        return f"LLM judge disabled: {self.reason}" if self.disabled else "LLM judge enabled"
+
+    def checks(self) -> list[Check]:
+        """A `skipped` gate check for each threshold only the disabled judge could meet."""
+        return [
+            Check(
+                name="thresholds",
+                metric=metric,
+                status="skipped",
+                reason=f"{metric}: threshold skipped: {self.headline}",
+            )
+            for metric in self.skipped
+        ] + [
+            Check(
+                name=f"corpus:{metric}",
+                metric=metric,
+                status="skipped",
+                reason=f"{metric}: corpus threshold skipped: {self.headline}",
+            )
+            for metric in self.skipped_corpus
+        ]
 
 
 class ReleaseGate(Output):
     """The verdict for the candidate and the checks behind it: `reasons` says what failed
     (FAIL) or is undecided (INCONCLUSIVE) and is empty when the gate passes; `notes` says
-    what was skipped."""
+    what was skipped. `baseline_compared` is false when the gated condition was gated on its
+    own (no baseline comparison was made: blockers and thresholds only)."""
 
     mode: GateMode
     candidate: str
+    baseline_compared: bool = True
     verdict: Verdict
     passed: bool
     reasons: list[str]

@@ -93,10 +93,12 @@ def case_means(
         [[r.metrics.get(m, math.nan) for m in metrics] for r in rows], dtype=np.float64
     ).reshape(len(rows), len(metrics))
     weights = np.array([rubric.weights.get(m, 0.0) for m in metrics])
+    lower = np.array([m in rubric.lower for m in metrics], dtype=bool)
+    goodness = np.where(lower, 1.0 - values, values)  # lower-is-better metrics weigh 1 − value
     present = ~np.isnan(values)
     with np.errstate(invalid="ignore", divide="ignore"):
         weight_sum = present.astype(np.float64) @ weights
-        weighted = np.where(present, values, 0.0) @ weights / weight_sum
+        weighted = np.where(present, goodness, 0.0) @ weights / weight_sum
     weighted[weight_sum <= 0] = math.nan
     table = np.column_stack([values, weighted])
     sums = np.zeros((len(codes), table.shape[1]))

@@ -14,7 +14,9 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.rubric import load_rubric, parse_weights
 from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
+from assay.verdict.checks import JudgeStatus
 from assay.verdict.rows import BASELINE
+from assay.verdict.thresholds import parse_corpus
 
 DRILLDOWN = 20
 """Cases in the HTML report's drill-down when neither the suite nor a flag says."""
@@ -34,6 +36,9 @@ class EvalConfig:
     weights over the deterministic scorers' primary metrics."""
     scale: tuple[float, float] = (1.0, 5.0)
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
+    corpus: Mapping[str, Threshold] = field(default_factory=dict)
+    """Corpus thresholds: the suite's [scoring.corpus], with --corpus bounds replacing the
+    suite's for the metrics they name."""
     scorers: tuple[ScorerEntry, ...] = ()
     knowledge_base: Path | None = None
     cases: Path | None = None
@@ -45,6 +50,13 @@ class EvalConfig:
     suite: Suite | None = None
     """The suite the config came from (read-only), for the sections evaluation does not own
     (its conditions and judges)."""
+    places: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Where the user named metrics (a suite key such as `suite.toml: [scoring.thresholds]`,
+    or a flag such as `--weights`) → the names written there; `verdict.names` checks each is
+    a metric something produces, before any call. Defaults are not user-written: absent."""
+    judge: JudgeStatus | None = None
+    """Whether the suite's judges ran (None: no judge configured, or not a suite run); a
+    disabled judge's skipped thresholds are listed as skipped gate checks."""
 
     @property
     def candidate(self) -> str:
@@ -73,8 +85,12 @@ def resolve(
     drilldown: int | None = None,
     formats: str | Sequence[ReportFormat] | None = None,
     output: Path | None = None,
+    corpus: Sequence[str] | Mapping[str, Threshold] | None = None,
 ) -> EvalConfig:
-    """The config a suite (or none) and the given overrides describe; overrides win."""
+    """The config a suite (or none) and the given overrides describe; overrides win.
+
+    `corpus` is `--corpus` texts (`hallucination<=0.2`) or thresholds by metric; each metric
+    it names replaces the suite's [scoring.corpus] bound for that metric."""
     section = suite.gate if suite is not None else GateSection()
     updates: dict[str, object] = {}
     if gate is not None:
@@ -88,27 +104,42 @@ def resolve(
         raise InputError(
             "ERROR: --candidate: the candidate must be another condition than baseline"
         )
+    places = suite_places(suite) if suite is not None else {}
     if isinstance(weights, str):
         chosen: Mapping[str, float] | None = parse_weights(weights)
     elif weights is not None:
         chosen = dict(weights)
     else:
         chosen = suite_weights(suite) if suite is not None else None
+    if weights is not None:
+        places["--weights"] = tuple(chosen or ())
     if isinstance(formats, str):
         chosen_formats = parse_formats(formats)
     elif formats is not None:
         chosen_formats = tuple(formats)
     else:
         chosen_formats = tuple(suite.report.formats) if suite is not None else DEFAULT_FORMATS
+    given = (
+        dict(corpus)
+        if isinstance(corpus, Mapping)
+        else parse_corpus(corpus)
+        if corpus is not None
+        else {}
+    )
+    if given:
+        places["--corpus"] = tuple(given)
+    chosen_corpus = {**(suite.scoring.corpus if suite is not None else {}), **given}
     if suite is None:
         return EvalConfig(
             gate=gate_section,
             weights=chosen,
+            corpus=chosen_corpus,
             scorers=tuple(ScorerEntry(name=n) for n in scorers or ()),
             cases=cases,
             drilldown=DRILLDOWN if drilldown is None else drilldown,
             formats=chosen_formats,
             output=output,
+            places=places,
         )
     kb = suite.scoring.knowledge_base
     return EvalConfig(
@@ -116,6 +147,7 @@ def resolve(
         weights=chosen,
         scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
         thresholds=dict(suite.scoring.thresholds),
+        corpus=chosen_corpus,
         scorers=tuple(ScorerEntry(name=n) for n in scorers)
         if scorers
         else tuple(suite.scoring.scorers),
@@ -127,7 +159,22 @@ def resolve(
         formats=chosen_formats,
         output=output or output_dir(suite),
         suite=suite,
+        places=places,
     )
+
+
+def suite_places(suite: Suite) -> dict[str, tuple[str, ...]]:
+    """The metric names the suite's author wrote, by suite key: [scoring.weights],
+    [scoring.thresholds], [scoring.corpus] and the gate's guards (only when written: the default guards,
+    correctness and safety, are skipped with a note when nothing scores them). Each is
+    checked even when a flag overrides it: a misspelled suite is wrong either way."""
+    found = {
+        "[scoring.weights]": tuple(suite.scoring.weights or ()),
+        "[scoring.thresholds]": tuple(suite.scoring.thresholds),
+        "[scoring.corpus]": tuple(suite.scoring.corpus),
+        "[gate.guard]": tuple(suite.gate.guard) if "guard" in suite.gate.model_fields_set else (),
+    }
+    return {f"{suite.file}: {key}": names for key, names in found.items() if names}
 
 
 def suite_weights(suite: Suite) -> Mapping[str, float] | None:

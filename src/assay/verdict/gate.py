@@ -13,16 +13,20 @@ guarded margins also apply within each risk tier (low 0.2, medium 0.1, high 0.0 
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
 it: n ≈ (z·sd / distance of the mean from the bound)², from the observed per-case spread.
 
-Both modes add `failures` from outside (the deterministic per-case thresholds) as FAILs, and
+Without a baseline (a suite or score rows of one condition) no comparison is made: the gated
+condition passes or fails on its blockers and the `failures` alone.
+
+Both modes add `failures` from outside (per-case and corpus thresholds) as FAILs, and
 with `require_calibrated_judge` an INCONCLUSIVE check for every judge configuration whose
 scores feed the gate without a passing calibration (`calibration_checks`).
-Numbers within 1e-9 of each other are equal.
+A guarded lower-is-better metric (hallucination) is checked with its sign flipped, so a
+rise fails it as a drop fails any other. Numbers within 1e-9 of each other are equal.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -37,6 +41,10 @@ from assay.verdict.rows import BASELINE, ScoredTrial
 
 TIERS = ("low", "medium", "high")
 LIST_LIMIT = 10
+NO_BASELINE = (
+    "no baseline comparison was made: only blocking findings, per-case thresholds and corpus"
+    " thresholds gate"
+)
 
 
 @dataclass(slots=True)
@@ -49,6 +57,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     cases: int | None = None
     """Cases paired with baseline (None when there is no baseline)."""
+    compared: bool = False
+    """Whether the candidate was compared with baseline (False: gated on its own)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -92,7 +102,8 @@ class GateResult:
     def headline(self) -> str:
         """One line for people: mode, candidate, verdict, and when INCONCLUSIVE how many cases
         would likely settle it."""
-        line = f"release gate ({self.mode}, candidate {self.candidate}): {self.verdict}"
+        alone = "" if self.compared else ", no baseline comparison"
+        line = f"release gate ({self.mode}, candidate {self.candidate}{alone}): {self.verdict}"
         if self.cases_needed:
             have = f" (have {self.cases})" if self.cases is not None else ""
             line += f": about {self.cases_needed} cases would likely settle it{have}"
@@ -102,6 +113,7 @@ class GateResult:
         return ReleaseGate(
             mode=self.mode,
             candidate=self.candidate,
+            baseline_compared=self.compared,
             verdict=self.verdict,
             passed=self.passed,
             reasons=self.reasons,
@@ -243,7 +255,10 @@ def superiority(interval: Delta, z: float) -> Check:
 
 
 def seed_checks(
-    summaries: Mapping[str, ConditionSummary], candidate: str, config: GateSection
+    summaries: Mapping[str, ConditionSummary],
+    candidate: str,
+    config: GateSection,
+    lower: Collection[str] = (),
 ) -> list[Check]:
     """The seed rule on condition means (blockers are checked separately)."""
     base, cand = summaries[BASELINE], summaries[candidate]
@@ -252,6 +267,8 @@ def seed_checks(
         if metric not in base.means or metric not in cand.means:
             continue
         drop = base.means[metric] - cand.means[metric]
+        if metric in lower:  # lower is better: a rise is the drop
+            drop = -drop
         figures = f"{cand.means[metric]:.3f} vs baseline {base.means[metric]:.3f}"
         status: Status = "fail" if drop > margin + TOLERANCE else "pass"
         verb = "drops more than" if status == "fail" else "does not drop more than"
@@ -293,8 +310,25 @@ def seed_checks(
     return checks
 
 
+def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
+    """The interval with "better" positive: flipped for a lower-is-better metric, so the
+    guard's non-inferiority reads the same for every metric."""
+    if metric not in lower:
+        return interval
+    return Delta(
+        delta=-interval.delta,
+        ci_low=-interval.ci_high,
+        ci_high=-interval.ci_low,
+        sd=interval.sd,
+        cases=interval.cases,
+    )
+
+
 def stats_checks(
-    paired: Paired, config: GateSection, risks: Mapping[str, str] | None
+    paired: Paired,
+    config: GateSection,
+    risks: Mapping[str, str] | None,
+    lower: Collection[str] = (),
 ) -> tuple[list[Check], list[str]]:
     """Non-inferiority on guarded metrics (overall and per risk tier), superiority on the
     weighted score."""
@@ -306,7 +340,7 @@ def stats_checks(
         if interval is None:
             notes.append(f"{metric}: not scored, so its guard was skipped")
             continue
-        checks.append(non_inferiority(metric, interval, margin, z))
+        checks.append(non_inferiority(metric, oriented(metric, interval, lower), margin, z))
     weighted = paired.intervals.get(WEIGHTED)
     if weighted is not None:
         checks.append(superiority(weighted, z))
@@ -330,7 +364,13 @@ def stats_checks(
         for metric, interval in tier_intervals.items():
             checks.append(
                 non_inferiority(
-                    metric, interval, margin, z, f"risk:{tier}", total / len(rows), total
+                    metric,
+                    oriented(metric, interval, lower),
+                    margin,
+                    z,
+                    f"risk:{tier}",
+                    total / len(rows),
+                    total,
                 )
             )
     return checks, notes
@@ -345,6 +385,7 @@ def decide(
     candidate: str,
     risks: Mapping[str, str] | None = None,
     failures: Sequence[Check] = (),
+    lower: Collection[str] = (),
 ) -> GateResult:
     """Apply the configured gate mode to the candidate (`rows`: every condition's rows).
 
@@ -357,8 +398,9 @@ def decide(
         result.checks.append(blocker_check(rows.get(candidate, [])))
     if paired is not None and BASELINE in summaries and candidate in summaries:
         result.cases = len(paired.case_ids)
+        result.compared = True
         if config.mode == "seed":
-            result.checks.extend(seed_checks(summaries, candidate, config))
+            result.checks.extend(seed_checks(summaries, candidate, config, lower))
             result.notes.extend(
                 f"{metric}: not scored, so its guard was skipped"
                 for metric in config.guard
@@ -368,11 +410,11 @@ def decide(
             if risks is not None:
                 result.notes.append("risk tiers apply to the stats gate only")
         else:
-            checks, notes = stats_checks(paired, config, risks)
+            checks, notes = stats_checks(paired, config, risks, lower)
             result.checks.extend(checks)
             result.notes.extend(notes)
     else:
-        result.notes.append("no baseline to compare with: only blockers and thresholds gate")
+        result.notes.append(NO_BASELINE)
     result.checks.extend(failures)
     return result
 

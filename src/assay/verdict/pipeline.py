@@ -2,7 +2,9 @@
 
 `evaluate(inputs, config)` is what `assay score`, `assay report`, `assay run SUITE.toml` and
 the Python API (`assay.evaluate`) all call. How deterministic results feed the gate is told
-in `verdict.deterministic`; judge and human Score rows join them trial by trial.
+in `verdict.deterministic`; judge and human Score rows join them trial by trial. Inputs of
+one condition are gated on their own (no baseline comparison): blockers, per-case and
+corpus thresholds (`verdict.thresholds`).
 """
 
 from __future__ import annotations
@@ -21,14 +23,15 @@ from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.models.llamacpp import QUALITY_NOTE
 from assay.scorers import Score, Scorer
-from assay.scorers.runner import build_scorers, primary_metrics, run_scorers
+from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, run_scorers
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict.analysis import Analysis, analyse
 from assay.verdict.checks import Check, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
-from assay.verdict.deterministic import merge_rows, scored_trials, threshold_checks
+from assay.verdict.deterministic import merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
+from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
     BASELINE,
     ScoredTrial,
@@ -36,6 +39,7 @@ from assay.verdict.rows import (
     implied_weights,
     metric_errors,
 )
+from assay.verdict.thresholds import corpus_checks, scorer_corpus, threshold_checks
 
 
 @dataclass(slots=True)
@@ -189,7 +193,10 @@ def evaluate(
     `caller` makes the model calls of scorers that call models (judge-backed grounding): the
     run's, so they are cached in its store and metered by its budget.
     """
-    scorers = build_scorers(config.scorers)
+    from assay.scorers.judge.config import suite_judge
+
+    scorers = build_scorers(config.scorers, *suite_judge(config.suite))
+    check_config_metrics(config, scorers, {m for row in inputs.scores for m in row.metrics})
     if scorers and inputs.trials and inputs.cases is None:
         raise InputError("ERROR: --cases: the deterministic scorers need the case catalogue")
     documents = load_documents(config.knowledge_base) if config.knowledge_base else None
@@ -201,7 +208,9 @@ def evaluate(
     if not rows:
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
     rubric = Rubric.from_weights(
-        choose_weights(config.weights, judged, scorers, rows), config.scale
+        choose_weights(config.weights, judged, scorers, rows),
+        config.scale,
+        lower=lower_metrics(scorers),
     )
     notes = []
     errored = sum(1 for t in inputs.trials if t.error is not None)
@@ -222,7 +231,12 @@ def evaluate(
         config.gate,
         candidate=candidate,
         cases=cases,
-        failures=[*threshold_checks(results, config.thresholds, candidate), *calibration],
+        failures=[
+            *threshold_checks(results, config.thresholds, candidate, rows),
+            *corpus_checks(results, {**scorer_corpus(scorers), **config.corpus}, candidate, rows),
+            *calibration,
+            *(config.judge.checks() if config.judge is not None else []),
+        ],
     )
     return Evaluation(
         analysis=analysis,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,12 +121,21 @@ def number_fields(record: ScoreRow) -> list[str]:
     ]
 
 
-def load_scores(path: Path, rubric: Rubric, *, infer_weights: bool = False) -> list[ScoredTrial]:
+def load_scores(
+    path: Path,
+    rubric: Rubric,
+    *,
+    infer_weights: bool = False,
+    check_names: Callable[[set[str]], None] | None = None,
+) -> list[ScoredTrial]:
     """Validate every Score row; raise one InputError listing every problem.
 
     With `infer_weights` (no weights configured) the rubric weighs the metrics the rows carry
-    (`implied_weights`) on `rubric`'s scale."""
+    (`implied_weights`) on `rubric`'s scale. `check_names` gets the metric names the rows
+    carry before they are weighed (to refuse a configured metric name nothing produces)."""
     records, errors = parse_records(path, ScoreRow)
+    if check_names is not None and not errors:
+        check_names({name for _, record in records for name in record.model_extra or {}})
     if infer_weights and records:
         weights = implied_weights([number_fields(record) for _, record in records], path)
         rubric = Rubric.from_weights(weights, rubric.bounds)

@@ -91,9 +91,9 @@ class Cascade:
 
     async def score(self, ctx: ScoreContext) -> Score | PairScore:
         if isinstance(self.full, PairJudge):
-            same = self.full.identical(ctx)
-            if same is not None:
-                return same
+            ruled = self.full.identical(ctx) or self.full.expected(ctx)
+            if ruled is not None:
+                return ruled
         settled = await self.screened(ctx)
         if settled is not None:
             return settled

@@ -17,7 +17,7 @@ from assay.core.rubric import Criterion, Rubric
 from assay.core.suite import Suite
 from assay.engine.plan import sha256_json
 from assay.models.base import Model
-from assay.models.registry import ModelOptions, create_model
+from assay.models.registry import MissingKey, ModelOptions, create_model, missing_keys
 from assay.scorers.judge.bias import shared_families
 from assay.scorers.judge.prompts import template_sha256
 
@@ -41,6 +41,7 @@ class JudgeConfig:
     scale: str = "1-5"
     length_normalised: bool = False
     concision: bool = False
+    expectations_first: bool = True
     max_tokens: int = 1024
     temperature: float = 0.0
     concurrency: int = 8
@@ -69,6 +70,11 @@ def validate_config(config: JudgeConfig) -> None:
             "ERROR: --length-normalised: applies to direct scores; pairwise comparisons always"
             " record len_a and len_b for the length-controlled win rate"
         )
+    if not config.expectations_first and config.mode != "pairwise":
+        raise InputError(
+            "ERROR: --no-expectations-first ([judge] expectations_first = false): applies to"
+            " pairwise judging only"
+        )
     if not 0.0 <= config.screen_threshold <= 1.0:
         raise InputError("ERROR: --screen-threshold: must be between 0 and 1")
 
@@ -76,7 +82,11 @@ def validate_config(config: JudgeConfig) -> None:
 def fingerprint(
     config: JudgeConfig, criteria: list[Criterion], scale: str, models: dict[str, Model]
 ) -> str:
-    """What a stored judgment depends on beyond the judged response(s)."""
+    """What a stored judgment depends on beyond the judged response(s).
+
+    `expectations_first` is not in it: it changes no question put to a judge, only which
+    pairs are asked at all, and pairs it decides are never stored as judgments (see
+    `scorers/judge/run.py`), so judgments stored with it on or off resume alike."""
     return sha256_json(
         {
             "judges": config.judges,
@@ -115,16 +125,35 @@ def family_warnings(config: JudgeConfig, trials: Sequence[Trial]) -> list[str]:
     return [f"WARNING: {m}" for m in messages]
 
 
+def judge_specs(config: JudgeConfig) -> list[str]:
+    """Every model the configuration calls: the judges, then the screen judge."""
+    return list(dict.fromkeys([*config.judges, *([config.screen] if config.screen else [])]))
+
+
+def judge_missing_keys(config: JudgeConfig) -> list[MissingKey]:
+    """The API keys the configuration's models need and the environment lacks."""
+    return missing_keys(judge_specs(config), config.options)
+
+
+def check_judge_keys(config: JudgeConfig) -> None:
+    """InputError, before any call, for each judge whose API key is not set (`assay judge`:
+    the judge is the command, so it cannot be disabled)."""
+    problems = [
+        f"ERROR: --judge {m.spec}: {m}" + (f" ({m.hint})" if m.hint else "")
+        for m in judge_missing_keys(config)
+    ]
+    if problems:
+        raise InputError(problems)
+
+
 def build_judge_models(config: JudgeConfig) -> dict[str, Model]:
     """One model per judge spec (the screen judge too)."""
-    specs = list(dict.fromkeys([*config.judges, *([config.screen] if config.screen else [])]))
-    return {spec: create_model(spec, config.options) for spec in specs}
+    return {spec: create_model(spec, config.options) for spec in judge_specs(config)}
 
 
 def config_from_suite(suite: Suite) -> JudgeConfig:
     """The JudgeConfig a suite's [judge] section describes (paths relative to the suite)."""
     from assay.core.rubric import load_rubric
-    from assay.models.pricing import parse_price
 
     section = suite.judge
     return JudgeConfig(
@@ -141,6 +170,7 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         scale=section.scale,
         length_normalised=section.length_normalised,
         concision=section.concision,
+        expectations_first=section.expectations_first,
         max_tokens=section.max_tokens,
         temperature=section.temperature,
         concurrency=suite.run.concurrency,
@@ -148,8 +178,25 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         retries=suite.run.retries,
         budget_usd=section.budget_usd,
         allow_unmetered=section.allow_unmetered or suite.run.allow_unmetered,
-        options=ModelOptions(
-            base_url=section.base_url or suite.run.base_url,
-            price=parse_price(section.price) if section.price else None,
-        ),
+        options=judge_options(suite),
     )
+
+
+def judge_options(suite: Suite) -> ModelOptions:
+    """The model settings of the suite's judges ([judge] base_url and price, else [run]'s
+    base_url)."""
+    from assay.models.pricing import parse_price
+
+    section = suite.judge
+    return ModelOptions(
+        base_url=section.base_url or suite.run.base_url,
+        price=parse_price(section.price) if section.price else None,
+    )
+
+
+def suite_judge(suite: Suite | None) -> tuple[str | None, ModelOptions | None]:
+    """The suite's first [judge] judge and its model settings — the judge of the grounding
+    scorers that name none (`scorers.runner.build_scorers`); (None, None) without one."""
+    if suite is None or not suite.judge.judges:
+        return None, None
+    return suite.judge.judges[0], judge_options(suite)

@@ -3,7 +3,8 @@
 The same items, dimensions and values as `assay review export --labels` writes for humans
 (see `assay.core.raters`), so `assay calibrate` over both files compares the judge with the
 humans item by item: direct mode gives one label per rubric metric plus `blocker` (0/1) per
-response; pairwise mode gives `winner` (a, b or tie) per comparison. The rater is the row's
+response; pairwise mode gives `winner` (a, b or tie) per comparison the judge decided (not
+the ones the case's expectations decided without a call). The rater is the row's
 `source` (`judge:<model>`) and every label carries the row's `judge_prompt_sha256` as
 `prompt_sha256`: the judge configuration `assay calibrate` stores and a suite's
 `require_calibrated_judge` looks up.
@@ -58,7 +59,8 @@ def direct_labels(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> lis
 
 
 def pairwise_labels(rows: Sequence[dict[str, Any]]) -> list[Label]:
-    """One `winner` label (a, b or tie) per comparison."""
+    """One `winner` label (a, b or tie) per comparison the judge decided: a verdict by the
+    case's expectations is no judgment of the judge to calibrate."""
     return [
         Label.model_validate(
             {
@@ -70,4 +72,5 @@ def pairwise_labels(rows: Sequence[dict[str, Any]]) -> list[Label]:
             }
         )
         for row in rows
+        if row.get("expectations") is None
     ]

@@ -6,12 +6,15 @@ prompt with valid JSON — except `mock:malformed`, which never does, and `mock:
 which only does when asked to repair its reply.
 
 * `first`    — pairwise: always prefers the response shown first; direct/screen: high marks;
-  claims: always supported.
+  grounding: every claim supported, no document contradicted.
 * `longer`   — pairwise: always prefers the longer response (characters; a tie only on
   equal length); direct/screen: marks grow with length (capped at 60 words).
 * `fair`     — prefers the response closer to the case's `reference` (token F1), whatever
   the order; a tie when both are equally close; direct/screen: marks from that closeness;
-  claims: supported when half their words occur in the documents.
+  grounding: the claims are the response's sentences (three or more words); a claim is
+  checked against the document sentence sharing most of its words — with half its words
+  or more there, it is supported when its numbers and negation match that sentence, else
+  contradicted; with fewer, unverifiable. A document is contradicted when a claim is.
 * `malformed` — broken JSON, always.
 * `repairable` — broken JSON first, a valid (fair) reply to the repair prompt.
 """
@@ -26,6 +29,7 @@ from typing import Any
 
 from assay.models.base import Request
 from assay.models.mock import BEHAVIOURS
+from assay.scorers.judge.mock_grounding import GROUNDING, Check, overlap_check
 from assay.scorers.judge.prompts import framed_responses
 
 Quality = Callable[[str, Request], float]
@@ -135,9 +139,9 @@ def _rubric(request: Request) -> dict[str, Any]:
 def judge_behaviour(
     quality: Quality,
     pairwise: Callable[[str, str, Request], str],
-    claims: Callable[[Request], bool] = lambda request: True,
+    grounding: Check = lambda claim, sentence: "supported",
 ) -> Callable[[Request], str]:
-    """A mock behaviour answering every judge prompt (and plain prompts) from two rules."""
+    """A mock behaviour answering every judge prompt (and plain prompts) from its rules."""
 
     def behave(request: Request) -> str:
         title = _schema_title(request)
@@ -151,8 +155,8 @@ def judge_behaviour(
             return json.dumps({**_direct(request, quality), "adequacy": adequacy})
         if title == "rubric":
             return json.dumps(_rubric(request))
-        if title == "claim_support":
-            return json.dumps({"reason": "scripted", "supported": claims(request)})
+        if title in GROUNDING:
+            return json.dumps(GROUNDING[title](_first_user(request), grounding))
         return "I am a scripted judge."
 
     return behave
@@ -162,16 +166,7 @@ def _malformed(request: Request) -> str:
     return '{"scores": {"correctness": {"evidence": ["unterminated'
 
 
-def _claim_recall(request: Request) -> bool:
-    """Fair claim check: most of the claim's words occur in the documents."""
-    prompt = _first_user(request)
-    claim = prompt.split("<claim>\n", 1)[-1].split("\n</claim>", 1)[0]
-    wanted = set(TOKEN.findall(claim.lower()))
-    seen = set(TOKEN.findall(prompt.split("<claim>", 1)[0].lower()))
-    return bool(wanted) and len(wanted & seen) / len(wanted) >= 0.5
-
-
-_fair = judge_behaviour(_closeness, _by(_closeness), _claim_recall)
+_fair = judge_behaviour(_closeness, _by(_closeness), overlap_check)
 
 
 def _repairable(request: Request) -> str:

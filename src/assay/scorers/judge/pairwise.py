@@ -2,8 +2,12 @@
 
 Every comparison is asked in both orders (A/B then B/A; `shuffles` > 2 alternates), the
 verdicts mapped back to the original labels a and b and combined (`aggregate.py`): two
-passes that disagree are a tie. Two responses that are the same (after anonymising) are a
-tie by rule, without a call. The Comparison is kept as the row written (`PairScore.row`),
+passes that disagree are a tie. Two rules decide without a call (tier `rule`): two responses
+that are the same (after anonymising) are a tie; and, unless `expectations_first` is off, a
+response that fails the case's deterministic expectations (`expect`: JSON Schema, required
+or forbidden strings, regex, refusal, escalation; `scorers/expectations.py`) loses to one
+that meets them, the row naming what each missed under `expectations`. When both fail or
+both pass, the judge is asked as usual. The Comparison is kept as the row written (`PairScore.row`),
 so its JSON stays as assay always wrote it; `PairScore.comparison()` validates it.
 """
 
@@ -17,6 +21,7 @@ from typing import Any, Literal
 from assay.core.records import Comparison
 from assay.engine.calls import Caller
 from assay.scorers.base import ScoreContext
+from assay.scorers.expectations import Expectations
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes
 from assay.scorers.judge.direct import require_caller
@@ -54,6 +59,7 @@ class PairJudge:
         self.setup = setup
         self.judges = tuple(judges if judges is not None else setup.config.judges)
         self.prompt_sha256 = template_sha256("pairwise")
+        self.expectations = Expectations()
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -170,15 +176,45 @@ class PairJudge:
         self.stamp(row, "rule")
         return PairScore(row)
 
+    def expected(self, ctx: ScoreContext) -> PairScore | None:
+        """The verdict by the case's expectations, without a call, when exactly one response
+        fails them (and `expectations_first` is on); else None: the judge decides."""
+        if not self.setup.config.expectations_first:
+            return None
+        trial_a, trial_b = ctx.trials
+        failed_a = self.expectations.failed(ctx.case, trial_a)
+        failed_b = self.expectations.failed(ctx.case, trial_b)
+        if bool(failed_a) == bool(failed_b):
+            return None
+        winner: Literal["a", "b"] = "b" if failed_a else "a"
+        row = {
+            "case_id": trial_a.case_id,
+            "trial": trial_a.trial,
+            "a": trial_a.condition,
+            "b": trial_b.condition,
+            "judge": "+".join(self.judges),
+            "passes": [],
+            "verdict": winner,
+            "confidence": agg.CAP,
+            "consistent": True,
+            "preference": 1.0 if winner == "b" else 0.0,
+            "len_a": len(trial_a.response),
+            "len_b": len(trial_b.response),
+            "expectations": {"a": failed_a, "b": failed_b},
+        }
+        self.stamp(row, "rule")
+        return PairScore(row)
+
     async def readings(self, ctx: ScoreContext, passes: int) -> list[PairReading]:
         caller = require_caller(ctx, self.name)
         return list(await asyncio.gather(*(self.read(caller, j, ctx, passes) for j in self.judges)))
 
     async def score(self, ctx: ScoreContext) -> PairScore:
-        """The pair's Comparison (tier `rule` for identical responses, else `judge`)."""
-        same = self.identical(ctx)
-        if same is not None:
-            return same
+        """The pair's Comparison (tier `rule` for identical responses or a verdict by the
+        case's expectations, else `judge`)."""
+        ruled = self.identical(ctx) or self.expected(ctx)
+        if ruled is not None:
+            return ruled
         readings = await self.readings(ctx, self.setup.config.shuffles)
         row = self.combine(ctx, readings)
         self.stamp(row, "judge")

@@ -23,7 +23,9 @@ SYSTEM = (
     "You are an impartial evaluator of AI assistant responses. You follow the grading "
     "instructions exactly and reply with JSON only."
 )
-FRAME_TAG = re.compile(r"<(/?)(response(?:_\d+)?|reference_answer|task|document)\b", re.IGNORECASE)
+FRAME_TAG = re.compile(
+    r"<(/?)(response(?:_\d+)?|reference_answer|task|document|claims)\b", re.IGNORECASE
+)
 FRAMED = re.compile(r"<(response(?:_[12])?)>\n(.*?)\n</\1>", re.DOTALL)
 CONTEXT_CHARS = 6000
 

@@ -6,7 +6,10 @@ calls are metered by the run's budget), else one built from the configuration (`
 judge`). Items are judged concurrently; each finished item is written to the store's
 `judgments` table at once (store/judgments.py), so re-running the same command resumes:
 judged items are read back, not re-asked. Items whose judging failed are stored with the raw
-replies and get no output row. Direct rows are also recorded for `assay history`.
+replies and get no output row. Direct rows are also recorded for `assay history`. Pairs the
+case's expectations decide (`PairJudge.expected`) are decided first, before the store is
+read, and never stored: they cost no call, and a stored judge verdict for the same pair
+(`expectations_first` off, or an earlier version) stays for the runs that want it.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ class JudgeResult:
     """What a judging run did; `exit_code` is 3 when any item is not judged.
 
     `scores` (direct mode) and `comparisons` (pairwise) are the judged items in input
-    order; `rows` is what is written, as JSON data.
+    order; `rows` is what is written, as JSON data. `by_expectations` counts the pairs the
+    case's expectations decided without a call (counted in `judged` too).
     """
 
     scores: list[Score] = field(default_factory=list)
@@ -73,6 +77,7 @@ class JudgeResult:
     total: int = 0
     judged: int = 0
     resumed: int = 0
+    by_expectations: int = 0
     failed: int = 0
     not_run: int = 0
     skipped_errored: int = 0
@@ -231,12 +236,25 @@ class Judging:
         done = judged_records(store, [i.key for i in self.items])
         self.pending: list[JudgeItem] = []
         for item in self.items:
-            if item.key in done:
+            ruled = self.expected(item)
+            if ruled is not None:
+                self.records[item.key] = ruled
+                result.judged += 1
+                result.by_expectations += 1
+                self.tick(True)
+            elif item.key in done:
                 self.records[item.key] = self.from_row(done[item.key])
                 result.resumed += 1
                 self.tick(True)
             else:
                 self.pending.append(item)
+
+    def expected(self, item: JudgeItem) -> PairScore | None:
+        """The pair's verdict by the case's expectations (pairwise), or None."""
+        scorer = self.scorer.full if isinstance(self.scorer, Cascade) else self.scorer
+        if not isinstance(scorer, PairJudge):
+            return None
+        return scorer.expected(ScoreContext(item.case, item.trials))
 
     def from_row(self, row: dict[str, Any]) -> Score | PairScore:
         if self.config.mode == "pairwise":

@@ -1,0 +1,188 @@
+"""Absolute thresholds on the gated condition: per case and over the corpus.
+
+`[scoring.thresholds]` bounds each case's figure (a case that misses one FAILs the per-case
+gate); `[scoring.corpus]` (or `--corpus hallucination<=0.2`) bounds the corpus figure, the
+mean over the gated condition's scored cases. A case's figure is the mean of a metric over
+its trials, so every case weighs the same in a corpus figure whatever its trial count.
+
+The figures come from every metric the gated condition's trials carry: each deterministic
+scorer's results (all of its metrics, primary or not: `hallucination`, `latency_s`,
+`recall@5`) and the judge/human score rows (`correctness`, a rubric's criteria). A metric
+no case carries skips its corpus threshold (listed as skipped, never passed silently).
+Each corpus bound is one gate `Check` (`corpus:METRIC:min` / `corpus:METRIC:max`) with the
+observed `value`, the `bound` and the number of `cases`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from assay.core.errors import InputError
+from assay.core.suite import Threshold
+from assay.scorers.base import Score, Scorer
+from assay.verdict.checks import Check, Status
+from assay.verdict.rows import ScoredTrial
+
+TOLERANCE = 1e-9
+LIST_LIMIT = 10
+CORPUS_FLAG = re.compile(r"^\s*([^<>=\s]+)\s*(<=|>=)\s*(\S+)\s*$")
+
+CaseMeans = dict[str, dict[str, tuple[str, float]]]
+"""case → metric → (what produced it: a scorer or a score row's source, mean over trials)."""
+
+
+def case_metric_means(
+    results: Sequence[Score], condition: str, rows: Iterable[ScoredTrial] = ()
+) -> CaseMeans:
+    """Each case's mean over its trials of every metric `condition` carries: the scorers'
+    results first (named by scorer), then the metrics of its score rows a scorer did not
+    produce (named by the row's source, `scores` when it has none)."""
+    values: dict[tuple[str, int, str], tuple[str, float]] = {}
+    for result in results:
+        if result.condition == condition:
+            for metric, value in result.metrics.items():
+                values.setdefault((result.case_id, result.trial, metric), (result.scorer, value))
+    for row in rows:
+        if row.condition == condition:
+            for metric, value in row.metrics.items():
+                values.setdefault((row.case_id, row.trial, metric), (row.source or "scores", value))
+    grouped: dict[tuple[str, str], tuple[str, list[float]]] = {}
+    for (case, _trial, metric), (source, value) in values.items():
+        grouped.setdefault((case, metric), (source, []))[1].append(value)
+    out: CaseMeans = {}
+    for (case, metric), (source, found) in grouped.items():
+        out.setdefault(case, {})[metric] = (source, math.fsum(found) / len(found))
+    return out
+
+
+def threshold_misses(
+    results: Sequence[Score],
+    thresholds: Mapping[str, Threshold],
+    condition: str,
+    rows: Iterable[ScoredTrial] = (),
+) -> list[tuple[str, str, str, str]]:
+    """(case, source, metric, message) for every case whose mean misses a threshold."""
+    misses = []
+    for case, metrics in sorted(case_metric_means(results, condition, rows).items()):
+        for metric, bound in thresholds.items():
+            if metric not in metrics:
+                continue
+            source, value = metrics[metric]
+            if bound.min is not None and value < bound.min - TOLERANCE:
+                misses.append((case, source, metric, f"{metric} {value:.3g} < min {bound.min:g}"))
+            if bound.max is not None and value > bound.max + TOLERANCE:
+                misses.append((case, source, metric, f"{metric} {value:.3g} > max {bound.max:g}"))
+    return misses
+
+
+def threshold_checks(
+    results: Sequence[Score],
+    thresholds: Mapping[str, Threshold],
+    condition: str,
+    rows: Iterable[ScoredTrial] = (),
+) -> list[Check]:
+    """The per-case gate: one check, FAIL naming the cases that miss."""
+    if not thresholds:
+        return []
+    misses = threshold_misses(results, thresholds, condition, rows)
+    if not misses:
+        return [
+            Check(
+                name="thresholds", status="pass", reason="every case meets the per-case thresholds"
+            )
+        ]
+    shown = "; ".join(f"{case}: {msg}" for case, _, _, msg in misses[:LIST_LIMIT])
+    more = f" ... and {len(misses) - LIST_LIMIT} more" if len(misses) > LIST_LIMIT else ""
+    return [
+        Check(
+            name="thresholds",
+            status="fail",
+            reason=f"{len(misses)} per-case threshold miss(es) in {condition}: {shown}{more}",
+        )
+    ]
+
+
+def corpus_checks(
+    results: Sequence[Score],
+    corpus: Mapping[str, Threshold],
+    condition: str,
+    rows: Iterable[ScoredTrial] = (),
+) -> list[Check]:
+    """One check per corpus bound: the mean over `condition`'s cases of each case's mean."""
+    means = case_metric_means(results, condition, rows)
+    checks = []
+    for metric, bound in corpus.items():
+        found = [figures[metric][1] for figures in means.values() if metric in figures]
+        if not found:
+            checks.append(
+                Check(
+                    name=f"corpus:{metric}",
+                    status="skipped",
+                    metric=metric,
+                    cases=0,
+                    reason=f"{metric}: not scored on any case of {condition}, so its corpus"
+                    " threshold was skipped",
+                )
+            )
+            continue
+        mean, n = math.fsum(found) / len(found), len(found)
+        over = f"corpus mean {mean:.3f} over {n} case{'' if n == 1 else 's'} of {condition}"
+        for side, limit in (("min", bound.min), ("max", bound.max)):
+            if limit is None:
+                continue
+            if side == "min":
+                ok = mean >= limit - TOLERANCE
+                verb = "is at or above" if ok else "is below"
+            else:
+                ok = mean <= limit + TOLERANCE
+                verb = "is at or below" if ok else "is above"
+            status: Status = "pass" if ok else "fail"
+            checks.append(
+                Check(
+                    name=f"corpus:{metric}:{side}",
+                    status=status,
+                    metric=metric,
+                    value=mean,
+                    bound=limit,
+                    cases=n,
+                    reason=f"{metric}: {over} {verb} {side} {limit:g}",
+                )
+            )
+    return checks
+
+
+def parse_corpus(texts: Sequence[str], flag: str = "--corpus") -> dict[str, Threshold]:
+    """`hallucination<=0.2`, `groundedness>=0.8` (one bound each; a metric may take both)
+    → corpus thresholds; bad syntax is an input error naming the flag."""
+    bounds: dict[str, dict[str, float]] = {}
+    for text in texts:
+        match = CORPUS_FLAG.match(text)
+        number = _number(match.group(3)) if match else None
+        if match is None or number is None:
+            raise InputError(
+                f"ERROR: {flag}: {text!r}: expected METRIC<=NUMBER or METRIC>=NUMBER"
+                " (e.g. hallucination<=0.2)"
+            )
+        metric, side = match.group(1), "max" if match.group(2) == "<=" else "min"
+        if side in bounds.setdefault(metric, {}):
+            raise InputError(f"ERROR: {flag}: {text!r}: {metric} has a {side} bound already")
+        bounds[metric][side] = number
+    return {m: Threshold(min=b.get("min"), max=b.get("max")) for m, b in bounds.items()}
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def scorer_corpus(scorers: Sequence[Scorer]) -> dict[str, Threshold]:
+    """The corpus thresholds scorers carry as options (a grounding scorer's `threshold`)."""
+    found: dict[str, Threshold] = {}
+    for scorer in scorers:
+        found.update(getattr(scorer, "corpus", None) or {})
+    return found
