@@ -10,7 +10,10 @@ from assay.engine.preflight import ABSURD_TRIALS
 from conftest import make_case, write_jsonl
 
 
-def test_absurd_plan_is_warned_with_its_estimate(tmp_path: Path, cli: Any) -> None:
+def test_absurd_plan_is_warned_with_its_estimate(
+    tmp_path: Path, cli: Any, mock_server: Any
+) -> None:
+    server = mock_server()
     cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(3)])
     suite = tmp_path / "suite.toml"
     suite.write_text(
@@ -18,7 +21,7 @@ def test_absurd_plan_is_warned_with_its_estimate(tmp_path: Path, cli: Any) -> No
         '[[conditions]]\nname = "baseline"\nmodel = "openai:gpt-4o-mini"\n'
     )
     # a budget smaller than one call's worst case: the run stops before any call
-    done = cli("run", suite, "--base-url", "http://127.0.0.1:9/v1", "--budget-usd", "0.00001",
+    done = cli("run", suite, "--base-url", server.url, "--budget-usd", "0.00001",
                "--store", tmp_path / "s.db", "--out", tmp_path / "out")  # fmt: skip
     assert done.code == 3, done.stderr
     warning = next(line for line in done.stderr.splitlines() if line.startswith("WARNING"))
