@@ -233,6 +233,7 @@ def run(
     out: str | Path | None = None,
     progress: Progress | None = None,
     require_judge: bool = False,
+    warn: Callable[[str], None] | None = None,
     **options: Any,
 ) -> RunOutcome:
     """Run cases × conditions × trials; with a suite, judge, score, gate and report the run.
@@ -240,7 +241,8 @@ def run(
     `options` are `run_request`'s (cases, model, trials, budget_usd, ...). `out` is the suite's
     output folder (default: the suite's `output`, else assay-out/<suite name>).
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
-    InputError before any call; otherwise that judge is disabled (see `assay.api.keys`)."""
+    InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
+    `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
     loaded = load(suite)
     return execute_run(
         loaded,
@@ -249,6 +251,7 @@ def run(
         out=out,
         progress=progress,
         require_judge=require_judge,
+        warn=warn,
     )
 
 
@@ -260,6 +263,7 @@ def execute_run(
     out: str | Path | None = None,
     progress: Progress | None = None,
     require_judge: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run.
 
@@ -279,7 +283,7 @@ def execute_run(
         judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:
-        result = execute(request, handle, progress)
+        result = execute(request, handle, progress, warn)
     finally:
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)

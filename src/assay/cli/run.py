@@ -46,6 +46,11 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             "ERROR: the budget cannot cover another call; it caps the whole run, across reruns:"
             " raise --budget-usd and run again to finish"
         )
+    elif result.stopped == "lease":
+        err(
+            "ERROR: another process took this run over (this one's lease went stale); it stopped"
+            " so no call is made twice: let the other finish, or run the same command again"
+        )
     elif result.exit_code:
         err("ERROR: some trials did not finish; run the same command again to retry just those")
     if not as_json:
@@ -240,7 +245,13 @@ def run(
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:
         outcome = execute_run(
-            suite, request, store=store, out=out_dir, progress=tick, require_judge=require_judge
+            suite,
+            request,
+            store=store,
+            out=out_dir,
+            progress=tick,
+            require_judge=require_judge,
+            warn=err,
         )
     print_outcome(outcome, json_output)
     raise typer.Exit(outcome.exit_code)

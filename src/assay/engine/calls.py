@@ -12,7 +12,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from assay.core.redact import scrub_known, scrub_known_value, secret_values
+from assay.core.redact import scrub_record, secret_values
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
@@ -21,8 +21,9 @@ from assay.models.base import Model, ModelError, Request, Response, Served
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
 from assay.store import Store
+from assay.store.lease import this_process
 from assay.store.servers import queue_form, remembered_form
-from assay.store.spend import queue_spend
+from assay.store.spend import hold_reservation, queue_release, queue_spend
 
 
 class BudgetExhausted(Exception):
@@ -45,16 +46,17 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
-    """The response with every secret value assay holds redacted (text and agent state).
+    """The response with its recorded strings scrubbed (`scrub_record`: text and agent state
+    of the secret values assay holds, the reported `model` of every key shape too).
 
     Every model call goes through the Caller, so this one place keeps an echoed key out of
     the call cache, trials, judgments and everything derived from them.
     """
-    text = scrub_known(response.text, secrets)
-    state = scrub_known_value(response.state, secrets) if response.state is not None else None
-    if text == response.text and state == response.state:
+    recorded = response.as_dict()
+    scrubbed = scrub_record(recorded, secrets)
+    if scrubbed == recorded:
         return response
-    return dataclasses.replace(response, text=text, state=state)
+    return dataclasses.replace(response, **scrubbed)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -175,17 +177,23 @@ class Caller:
         await self._ready(model)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
-        answered = False
+        held = self._hold(reserved)
+        answered = stopped = False
         try:
             response = without_secrets(
                 await self._with_retries(model, request, tally), self.secrets
             )
             tally.cost += response.cost_usd or 0.0
             answered = True
+        except asyncio.CancelledError:
+            stopped = True  # in flight when the run was stopped: it may be billed all the same
+            raise
         finally:
             self.budget.settle(reserved, tally.cost)
             if tally.cost and self.ledger is not None:
                 queue_spend(self.store, self.ledger, tally.cost)
+            if held is not None and not stopped:  # settled with the spend, in one commit
+                queue_release(self.store, held)
             if answered or tally.cost:
                 self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
             self.budget.overran(model.spec, reserved, tally.cost)
@@ -193,6 +201,15 @@ class Caller:
             self.store.queue_cache(key, response.as_dict())
         self._remember_form(model)
         return response
+
+    def _hold(self, reserved: float) -> int | None:
+        """Record the reservation in the store before the call is sent (with a budget and a
+        run to charge): if this process is killed with the call in flight, the call may be
+        billed but never recorded, so the next invocation counts the reservation as spent
+        (store/spend.py). None when there is nothing to record."""
+        if self.ledger is None or self.budget.limit is None or reserved <= 0:
+            return None
+        return hold_reservation(self.store, self.ledger, this_process(), reserved)
 
     async def _ready(self, model: Model) -> None:
         """Before a served model's first call that reaches its server: check the server once

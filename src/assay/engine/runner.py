@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
-from assay.core.redact import scrub
+from assay.core.redact import scrub, scrub_record
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
@@ -147,6 +147,10 @@ class Engine:
             await asyncio.sleep(FLUSH_EVERY_S)
             self.store.flush()
 
+    def stop(self, reason: str) -> None:
+        """Start no more trials (those in flight finish); the run ends as stopped by `reason`."""
+        self._stop = self._stop or reason
+
     async def _worker(self, items: Iterator[WorkItem], run_id: str, result: RunResult) -> None:
         for item in items:
             if self._stop:
@@ -209,11 +213,11 @@ class Engine:
             except ServerMismatch:
                 raise  # a wrong URL or model name: the run stops with this one error
             except ModelError as exc:
-                error, detail = scrub(str(exc)), scrub(exc.detail) if exc.detail else None
+                error, detail = str(exc), exc.detail or None
                 break
             except Exception as exc:  # a provider bug or an agent's own exception
-                error = scrub(f"{type(exc).__name__}: {exc}")
-                detail = scrub(traceback.format_exc())
+                error = f"{type(exc).__name__}: {exc}"
+                detail = traceback.format_exc()
                 break
             text = response.text
             input_tokens += response.input_tokens
@@ -238,4 +242,7 @@ class Engine:
             "run_id": run_id,
             "created_at": now_iso(),
         }
-        return record, detail
+        # The one place a trial's recorded strings are scrubbed (its error and the reply's
+        # model, usage and state): what is queued here is what the store and --output hold.
+        secrets = self.caller.secrets
+        return scrub_record(record, secrets), scrub(detail, secrets) if detail else None
