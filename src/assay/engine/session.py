@@ -16,7 +16,7 @@ from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
-from assay.engine.runner import Engine, Progress, RunResult, RunSettings
+from assay.engine.runner import Engine, Follower, Progress, RunResult, RunSettings
 from assay.models.base import Model
 from assay.models.registry import ModelOptions, create_model, missing_key, model_price
 from assay.store import Store
@@ -83,8 +83,14 @@ def check_metered(models: dict[str, Model], allow_unmetered: bool) -> None:
         )
 
 
-def execute(request: RunRequest, store: Store, progress: Progress | None = None) -> RunResult:
-    """Run the plan to completion (or to the budget) and write `output` from the store."""
+def execute(
+    request: RunRequest,
+    store: Store,
+    progress: Progress | None = None,
+    follower: Follower | None = None,
+) -> RunResult:
+    """Run the plan to completion (or to the budget) and write `output` from the store;
+    `follower` sees each trial as it is recorded (a suite's judges, pipelined with the run)."""
     if not request.cases:
         raise InputError("ERROR: the catalogue has no cases to run")
     names = [c.name for c in request.conditions]
@@ -116,7 +122,9 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
-    engine = Engine(store, models, request.settings, progress=progress, executor=executor)
+    engine = Engine(
+        store, models, request.settings, progress=progress, executor=executor, follower=follower
+    )
 
     async def go() -> RunResult:
         try:
