@@ -85,6 +85,7 @@ class JudgeFollower:
         self.prompt_sha256 = template_sha256_of(self.scorer)
         self.cases = {c.id: c for c in cases}
         self.per_case = len(conditions) * trials
+        self.pair = (config.a, config.b)
         self.cap = cap_usd
         self.outcomes: dict[str, Outcome] = {}
         """Items judged (or failed) so far, by key: `run_judging(ahead=...)`."""
@@ -115,24 +116,31 @@ class JudgeFollower:
         case = self.cases.get(trial.case_id)
         if case is None:
             return
-        seen = self._seen.setdefault(trial.case_id, {})
-        seen[(trial.condition, trial.trial)] = trial
-        if self.config.mode == "pairwise":
-            self._pair(case, trial, seen)
-        elif not self.config.length_normalised:
+        if self.config.mode == "direct" and not self.config.length_normalised:
             if trial.error is None:
                 self._start(direct_item(0, trial, case, self.config_key), self.scorer)
+            return
+        pairwise = self.config.mode == "pairwise"
+        if pairwise and (trial.error is not None or trial.condition not in self.pair):
+            return
+        # Kept only until they are judged: a long run's trials are not all held at once.
+        seen = self._seen.setdefault(trial.case_id, {})
+        seen[(trial.condition, trial.trial)] = trial
+        if pairwise:
+            self._pair(case, trial, seen)
         elif len(seen) == self.per_case:
+            del self._seen[trial.case_id]
             self._whole_case(case, seen)
 
     def _pair(self, case: Case, trial: Trial, seen: dict[tuple[str, int], Trial]) -> None:
-        a, b = self.config.a, self.config.b
-        if trial.error is not None or trial.condition not in (a, b):
-            return
+        a, b = self.pair
         other = seen.get((b if trial.condition == a else a, trial.trial))
-        if other is None or other.error is not None:
+        if other is None:
             return
         first, second = (trial, other) if trial.condition == a else (other, trial)
+        del seen[(a, trial.trial)], seen[(b, trial.trial)]
+        if not seen:
+            del self._seen[case.id]
         item = pair_item(0, first, second, case, self.config_key)
         full = self.scorer.full if isinstance(self.scorer, Cascade) else self.scorer
         if isinstance(full, PairJudge) and full.expected(ScoreContext(case, item.trials)):
