@@ -114,3 +114,34 @@ def test_a_judge_budget_within_the_runs_caps_both() -> None:
     assert not other.reserve(0.2)  # no limit of its own, but the run's is full
     unlimited = Budget(None).within(None)
     assert unlimited.reserve(10.0) and unlimited.remaining() is None
+
+
+def test_the_judge_budget_caps_pipelined_judges_and_the_rest_after_the_run(
+    tmp_path: Path,
+) -> None:
+    """[judge] budget_usd holds across the judge calls made while the run went on and those
+    made after it: the judging stops at the cap (exit 3, resumable), the trials all finish."""
+    from assay.store import Store
+    from assay.store.spend import spent_so_far
+
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"b{i}") for i in range(8)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "capped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "mock:answer,latency=0.01"\n'
+        'output = "out"\n[run]\nprice = "0,0"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["mock:fair"]\nprice = "100,100"\nbudget_usd = 1\n',
+        encoding="utf-8",
+    )
+    done = running.run(suite, store=tmp_path / "s.db")
+    assert done.run.answered == done.run.total == 16
+    assert done.exit_code == 3, done.notes
+    assert done.evaluation is not None and done.evaluation.judged is not None
+    assert done.evaluation.judged.stopped == "budget"
+    assert 0 < len(done.evaluation.judged.scores) < 16
+    handle = Store(tmp_path / "s.db")
+    try:
+        spent = spent_so_far(handle, done.run.run_id)
+        assert 0 < spent <= 1 + 1e-9, (spent, done.notes)
+    finally:
+        handle.close()
