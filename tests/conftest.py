@@ -113,6 +113,8 @@ class MockServerThread:
             return list(json.load(reply))
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return  # stopped already (a test may stop it early)
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

@@ -6,7 +6,7 @@ import pytest
 
 from assay.cli.app import PIPELINE_ORDER
 
-DESIGN_COMMANDS = ["validate", "run", "judge", "review", "score", "calibrate", "bias",
+DESIGN_COMMANDS = ["validate", "run", "import", "judge", "review", "score", "calibrate", "bias",
                    "winrate", "rank", "report", "history", "schema", "demo"]  # fmt: skip
 
 

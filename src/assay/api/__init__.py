@@ -7,7 +7,8 @@
 `run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
 trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
 (judges against human labels); `bias`, `winrate`, `rank` and `history` (measuring judges and
-models from comparisons and score rows). The command line parses flags, calls these and prints.
+models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
+logs as cases, trials and score rows). The command line parses flags, calls these and prints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
     from assay.api.evaluation import evaluate
+    from assay.api.importing import ImportResult, import_results
     from assay.api.judging import judge
     from assay.api.measuring import (
         BiasAudit,
@@ -37,6 +39,8 @@ _HOME = {
     "Calibration": "calibration",
     "calibrate": "calibration",
     "evaluate": "evaluation",
+    "ImportResult": "importing",
+    "import_results": "importing",
     "judge": "judging",
     "BiasAudit": "measuring",
     "History": "measuring",
@@ -54,6 +58,7 @@ __all__ = [
     "BiasAudit",
     "Calibration",
     "History",
+    "ImportResult",
     "Ranking",
     "Result",
     "RunOutcome",
@@ -62,6 +67,7 @@ __all__ = [
     "calibrate",
     "evaluate",
     "history",
+    "import_results",
     "judge",
     "rank",
     "run",

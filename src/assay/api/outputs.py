@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from assay.core.records import Output
+from assay.importers.common import Tool
 from assay.verdict.checks import JudgeStatus, ReleaseGate, ScoreSummary
 
 Number = float | None
@@ -291,6 +292,30 @@ class History(Output):
     settings: HistorySettings
 
 
+# -- assay import --json --------------------------------------------------------------------
+
+
+class ImportSummary(Output):
+    """`assay import --json`: what was read and written. `baseline` is set when a condition
+    is named baseline (the gate compares the others with it); `candidate` is the condition
+    the written suite's gate decides for; `scale` is the metrics' range the suite declares."""
+
+    tool: Tool
+    sources: list[str]
+    output: str
+    files: list[str]
+    cases: int
+    trials: int
+    errored: int
+    scores: int
+    conditions: list[str]
+    metrics: list[str]
+    scale: list[float]
+    baseline: str | None
+    candidate: str | None
+    notes: list[str] = Field(default_factory=list)
+
+
 OUTPUTS: dict[str, type[BaseModel]] = {
     "run-summary": RunSummary,
     "judge-summary": JudgeSummary,
@@ -300,4 +325,5 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "winrate": WinRates,
     "rank": Ranking,
     "history": History,
+    "import-summary": ImportSummary,
 }

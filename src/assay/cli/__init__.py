@@ -11,6 +11,7 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     calibrate,
     demo,
     history,
+    importing,
     judge,
     rank,
     report,

@@ -9,7 +9,7 @@ from typer.core import TyperGroup
 
 # `assay --help` lists the commands in pipeline order.
 PIPELINE_ORDER = [
-    "validate", "run", "judge", "review", "score", "calibrate", "bias", "winrate", "rank",
+    "validate", "run", "import", "judge", "review", "score", "calibrate", "bias", "winrate", "rank",
     "report", "history", "rubric", "schema", "demo",
 ]  # fmt: skip
 

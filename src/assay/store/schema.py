@@ -14,7 +14,9 @@ Tables (the modules of store/ that read and write them):
   cascade sends to humans;
 - `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
 - `judge_scores` (history.py): score rows per run for judge monitoring;
-- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration.
+- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration;
+- `server_forms` (servers.py): the structured-output form each OpenAI-compatible server
+  accepted, per base URL and model (models/forms.py).
 """
 
 from __future__ import annotations
@@ -141,7 +143,21 @@ def _create_baseline(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline,)
+def _add_server_forms(db: sqlite3.Connection) -> None:
+    """1 → 2: `server_forms`, the structured-output form a server accepts per base URL and
+    model, so a later run does not send a form the server already refused."""
+    db.execute(
+        """CREATE TABLE server_forms (
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    form TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (base_url, model)
+)"""
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
