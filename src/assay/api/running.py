@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     # loaded before the run's first model call.
     from assay.api.outputs import RunSummary
     from assay.api.results import Result
+    from assay.scorers.judge.follow import JudgeFollower
 
 Progress = Callable[[bool], None]
 
@@ -283,7 +284,8 @@ def execute_run(
         judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:
-        result = execute(request, handle, progress, warn)
+        follower = _follower(suite, judge, request, handle) if suite is not None else None
+        result = execute(request, handle, progress, warn, follower)
     finally:
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)
@@ -301,7 +303,7 @@ def execute_run(
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
-        _evaluate_run(outcome, suite, Path(out) if out is not None else None)
+        _evaluate_run(outcome, suite, Path(out) if out is not None else None, follower)
     return outcome
 
 
@@ -350,29 +352,70 @@ def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -
     return suite.model_copy(update={"scoring": scoring})
 
 
-def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
-    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder
-    (with a disabled judge: the suite as evaluated without it, `assay.api.keys`).
+def _as_evaluated(
+    suite: Suite, judge: JudgeStatus | None, conditions: Sequence[Condition]
+) -> tuple[Suite, list[str], str | None]:
+    """The suite as its run is evaluated (without a disabled judge, `assay.api.keys`), the
+    changes that made, and a note saying why nothing is evaluated (None: it is).
 
     One condition is gated on its own (no baseline comparison); with several, the [gate]
     candidate is compared with baseline."""
-    judge = outcome.judge
     changes: list[str] = []
     if judge is not None and judge.disabled:
         from assay.api.keys import without_judge
 
         suite, changes = without_judge(suite, judge)
-    names = {c.name for c in outcome.request.conditions}
+    names = {c.name for c in conditions}
     if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
-        outcome.notes.append(
+        return (
+            suite,
+            changes,
             f"note: the suite has no baseline and no [gate] candidate among its conditions"
-            f" ({', '.join(sorted(names))}), so nothing is gated"
+            f" ({', '.join(sorted(names))}), so nothing is gated",
         )
-        return
     if not suite.scoring.scorers and not suite.judge.judges:
         disabled = judge is not None and judge.disabled
         what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
-        outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
+        return suite, changes, f"note: the suite names {what}, so nothing is scored or gated"
+    return suite, changes, None
+
+
+def _follower(
+    suite: Suite, judge: JudgeStatus | None, request: RunRequest, store: Store
+) -> JudgeFollower | None:
+    """The suite's judges, pipelined with its run (`assay.scorers.judge.follow`), or None:
+    when the run is not judged; when the run has a budget cap (the trials come first, so a
+    budget stop cuts the judging, never the trials: the judges then run after the run, as
+    its spend allows); or when the judging cannot start, which the judging after the run
+    then reports as it always has."""
+    evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
+    if note is not None or not evaluated.judge.judges or request.settings.budget_usd is not None:
+        return None
+    from assay.scorers.judge import config_from_suite
+    from assay.scorers.judge.follow import JudgeFollower
+
+    try:
+        return JudgeFollower(
+            config_from_suite(evaluated),
+            request.cases,
+            [c.name for c in request.conditions],
+            request.trials,
+            store,
+            evaluated.judge.budget_usd,
+        )
+    except InputError:
+        return None
+
+
+def _evaluate_run(
+    outcome: RunOutcome, suite: Suite, out: Path | None, ahead: JudgeFollower | None = None
+) -> None:
+    """`assay run SUITE.toml`: judge (what `ahead` has not judged while the run went on),
+    score, gate and report the run into the output folder (see `_as_evaluated`)."""
+    judge = outcome.judge
+    suite, changes, note = _as_evaluated(suite, judge, outcome.request.conditions)
+    if note is not None:
+        outcome.notes.append(note)
         return
     from assay.api.suites import evaluate_run
 
@@ -380,7 +423,7 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
         outcome.evaluation = evaluate_run(
-            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes
+            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes, ahead
         )
     except Incomplete as exc:
         outcome.incomplete = True

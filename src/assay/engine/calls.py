@@ -159,6 +159,22 @@ class Caller:
         self.cache_hits = 0
         self.secrets = secret_values()  # read once: the environment's keys when the run starts
 
+    def sharing(self, budget: Budget) -> Caller:
+        """A caller for other work of the same run (the suite's judges, pipelined with it):
+        the same store (its cache), ledger, per-model limiters and retry settings, metered
+        by `budget` (one drawing on this caller's, `Budget.within`); its own call counts.
+        Calls run here, not on this caller's executor, as the judges' always have."""
+        other = Caller(
+            self.store,
+            budget,
+            concurrency=self._concurrency,
+            retries=self.retries,
+            ledger=self.ledger,
+        )
+        other.backoff, other._too_long = self.backoff, self._too_long
+        other._limiters, other._priciest = self._limiters, self._priciest
+        return other
+
     def limiter(self, model: Model) -> AdaptiveLimiter:
         """One adaptive limit per model."""
         limiter = self._limiters.get(model.spec)

@@ -19,7 +19,7 @@ from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.preflight import check_prompts, plan_warning
-from assay.engine.runner import Engine, Progress, RunResult, RunSettings
+from assay.engine.runner import Engine, Follower, Progress, RunResult, RunSettings
 from assay.models.base import Model, ServerMismatch
 from assay.models.registry import ModelOptions, create_model, missing_key, model_price
 from assay.store import Store
@@ -92,8 +92,10 @@ def execute(
     store: Store,
     progress: Progress | None = None,
     warn: Callable[[str], None] | None = None,
+    follower: Follower | None = None,
 ) -> RunResult:
-    """Run the plan to completion (or to the budget) and write `output` from the store.
+    """Run the plan to completion (or to the budget) and write `output` from the store;
+    `follower` sees each trial as it is recorded (a suite's judges, pipelined with the run).
 
     Before any call: prompts no model can be given are refused (`check_prompts`), and an
     absurd plan is reported to `warn` with its estimated calls and cost (`plan_warning`).
@@ -119,7 +121,7 @@ def execute(
         warn(warning)
     take_lease(store, run_id)  # one process per run: a second would make every call twice
     try:
-        return _run(request, store, models, identities, params, run_id, progress)
+        return _run(request, store, models, identities, params, run_id, progress, follower)
     finally:
         release_lease(store, run_id)
 
@@ -132,6 +134,7 @@ def _run(
     params: dict[str, Any],
     run_id: str,
     progress: Progress | None,
+    follower: Follower | None = None,
 ) -> RunResult:
     """Record the run, run its plan under the lease (renewed every `HEARTBEAT_S`), and write
     `output` from the store."""
@@ -153,7 +156,9 @@ def _run(
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
     executor = create_executor(request.executor, request.options, address=request.ray_address)
-    engine = Engine(store, models, request.settings, progress=progress, executor=executor)
+    engine = Engine(
+        store, models, request.settings, progress=progress, executor=executor, follower=follower
+    )
 
     async def beat() -> None:
         while True:
