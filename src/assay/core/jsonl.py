@@ -62,6 +62,29 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, read from the file as it goes (flat memory).
+
+    The lines and their numbers are `read_text(path).splitlines()`'s; a file that is not
+    valid UTF-8 raises read_text's InputError."""
+    try:
+        handle = path.open("rb")
+    except OSError:
+        read_bytes(path)  # raises the clear InputError
+        raise
+    number = 0
+    with handle:
+        for raw in handle:
+            try:
+                text = raw.decode("utf-8-sig" if number == 0 else "utf-8")
+            except UnicodeDecodeError:
+                read_text(path)  # raises the InputError naming the line and byte
+                raise
+            for line in text.splitlines():
+                number += 1
+                yield number, line
+
+
 def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Yield (line number, object) for each non-blank line, or (line, error message)."""
     return _objects(read_text(path).splitlines())

@@ -1,0 +1,106 @@
+"""The fast paths for a million rows give exactly what the careful paths give on small data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.api.running import run_request, select_cases
+from assay.core.cases import CaseFile, load_cases, scan_cases
+from assay.core.errors import InputError
+from assay.core.jsonl import iter_lines, read_text
+
+
+def _case(i: int, **extra: object) -> dict[str, object]:
+    return {
+        "id": f"c-{i}",
+        "category": "billing",
+        "prompt": f"Question {i}?",
+        "risk": "low",
+        "criteria": ["answers"],
+        **extra,
+    }
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_iter_lines_numbers_lines_as_read_text(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes('\ufeff{}\r\n\n  \n{"a": 1}\x0c{}\r{}\n{"b": "\u00e9"}'.encode())
+    assert list(iter_lines(path)) == list(enumerate(read_text(path).splitlines(), start=1))
+
+
+def test_iter_lines_bad_utf8_is_read_texts_error(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
+    with pytest.raises(InputError) as expected:
+        read_text(path)
+    with pytest.raises(InputError) as got:
+        list(iter_lines(path))
+    assert str(got.value) == str(expected.value)
+
+
+def test_scan_cases_streams_the_same_cases(tmp_path: Path) -> None:
+    lines = [json.dumps(_case(i, turns=["more?"] if i % 2 else None)) for i in range(7)]
+    path = _write(tmp_path / "cases.jsonl", [lines[0], "", *lines[1:]])
+    scanned = scan_cases(path)
+    assert isinstance(scanned, CaseFile)
+    assert len(scanned) == 7
+    assert list(scanned) == load_cases(path)
+    assert list(scanned) == load_cases(path)  # iterable again
+    assert scanned[3] == load_cases(path)[3]
+    assert scanned[-1] == load_cases(path)[-1]
+    assert scanned[1:3] == load_cases(path)[1:3]
+    with pytest.raises(IndexError):
+        scanned[7]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '{"id": "c-1", "prompt": "p"}',  # missing fields
+        json.dumps(_case(0)),  # a repeated id
+        "not json",
+        "[1, 2]",
+        json.dumps(_case(9)).replace(
+            '"answers"]', '"answers"], "x": ' + "[" * 70 + "]" * 70
+        ),  # nested too deeply
+    ],
+)
+def test_scan_cases_reports_exactly_what_load_cases_reports(tmp_path: Path, bad: str) -> None:
+    lines = [json.dumps(_case(i)) for i in range(5)]
+    path = _write(tmp_path / "cases.jsonl", [*lines[:3], bad, *lines[3:]])
+    with pytest.raises(InputError) as expected:
+        load_cases(path)
+    with pytest.raises(InputError) as got:
+        scan_cases(path)
+    assert str(got.value) == str(expected.value)
+
+
+def test_scan_cases_empty_catalogue(tmp_path: Path) -> None:
+    path = _write(tmp_path / "cases.jsonl", [""])
+    with pytest.raises(InputError, match="the catalogue has no cases"):
+        scan_cases(path)
+    assert len(scan_cases(path, allow_empty=True)) == 0
+
+
+def test_a_changed_catalogue_is_an_input_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "cases.jsonl", [json.dumps(_case(0))])
+    scanned = scan_cases(path)
+    _write(path, ['{"id": "c-0"}'])
+    with pytest.raises(InputError, match=r"cases.jsonl:1: the catalogue changed"):
+        list(scanned)
+
+
+def test_run_request_streams_a_catalogue_file(tmp_path: Path) -> None:
+    path = _write(tmp_path / "cases.jsonl", [json.dumps(_case(i)) for i in range(4)])
+    request = run_request(cases=path, model="mock", trials=1)
+    assert isinstance(request.cases, CaseFile)
+    picked = run_request(cases=path, model="mock", trials=1, case_ids=["c-2", "c-0"])
+    assert [c.id for c in picked.cases] == ["c-0", "c-2"]
+    assert select_cases(load_cases(path), None) == load_cases(path)
