@@ -41,8 +41,9 @@ def cases(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
         }
 
 
-def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Run `assay ARGS`: wall seconds, peak RSS in MB and the exit code."""
+def measure(args: list[str], cwd: Path) -> tuple[float, float, float, int]:
+    """Run `assay ARGS`: wall seconds, CPU seconds, peak RSS in MB and the exit code (the
+    machine may be shared: CPU time shows the cost without other processes' contention)."""
     env = dict(os.environ, PYTHONPATH=os.environ.get("ASSAY_SRC", str(ROOT / "src")))
     start = time.perf_counter()
     child = subprocess.Popen(
@@ -61,7 +62,8 @@ def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
         raise SystemExit(
             f"assay {' '.join(args)} failed ({child.returncode}):\n{stderr.decode()[-4000:]}"
         )
-    return elapsed, usage.ru_maxrss / 1024, child.returncode
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, usage.ru_maxrss / 1024, child.returncode
 
 
 def main() -> None:
@@ -72,7 +74,7 @@ def main() -> None:
     n, only = options.n, options.only.split(",")
     rng = random.Random(0)
     figures: dict[str, object] = {"n": n}
-    rows: list[tuple[str, str, float, float]] = []
+    rows: list[tuple[str, str, float, float, float]] = []
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         inputs = {
@@ -116,15 +118,19 @@ def main() -> None:
             if name not in only:
                 continue
             label, args = commands[name]
-            elapsed, peak, code = measure(args, tmp)
+            elapsed, cpu, peak, code = measure(args, tmp)
             figures[f"{name}_s"] = round(elapsed, 2)
+            figures[f"{name}_cpu_s"] = round(cpu, 2)
             figures[f"{name}_peak_rss_mb"] = round(peak)
             figures[f"{name}_exit"] = code
-            rows.append((name, label, elapsed, peak))
-            print(f"{label}: {elapsed:.2f} s, peak RSS {peak:.0f} MB", file=sys.stderr)
-    print("| command | what | wall s | peak RSS MB |\n|---|---|---|---|")
-    for name, label, elapsed, peak in rows:
-        print(f"| {name} | {label} | {elapsed:.2f} | {peak:.0f} |")
+            rows.append((name, label, elapsed, cpu, peak))
+            print(
+                f"{label}: {elapsed:.2f} s, {cpu:.2f} s CPU, peak RSS {peak:.0f} MB",
+                file=sys.stderr,
+            )
+    print("| command | what | wall s | CPU s | peak RSS MB |\n|---|---|---|---|---|")
+    for name, label, elapsed, cpu, peak in rows:
+        print(f"| {name} | {label} | {elapsed:.2f} | {cpu:.2f} | {peak:.0f} |")
     figures["load_average"] = round(os.getloadavg()[0], 2)
     print(json.dumps(figures))
 

@@ -104,3 +104,40 @@ def test_run_request_streams_a_catalogue_file(tmp_path: Path) -> None:
     picked = run_request(cases=path, model="mock", trials=1, case_ids=["c-2", "c-0"])
     assert [c.id for c in picked.cases] == ["c-0", "c-2"]
     assert select_cases(load_cases(path), None) == load_cases(path)
+
+
+def test_summarise_matches_the_per_row_figures() -> None:
+    """The columnar summary equals the per-row definition (Rubric.weighted, fsum of means)."""
+    import math
+    import random
+
+    from assay.core.rubric import Rubric
+    from assay.verdict.compare import metric_names, summarise
+    from assay.verdict.rows import ScoredTrial
+
+    rng = random.Random(7)
+    rubric = Rubric.from_weights(
+        {"correctness": 0.5, "safety": 0.3, "hallucination": 0.2, "unused": 0.0},
+        lower=["hallucination"],
+    )
+    rows = []
+    for i in range(300):
+        metrics: dict[str, float] = {}
+        for name in ("correctness", "safety", "extra", "unused"):
+            if rng.random() < 0.8:
+                metrics[name] = rng.choice([1, 2, 3, 4, 5, rng.uniform(1, 5)])
+        if rng.random() < 0.7:
+            metrics["hallucination"] = rng.random()
+        rows.append(ScoredTrial(f"c{i}", 1, "baseline", metrics, blocker=i % 17 == 0))
+    names = metric_names(rows, rubric)
+    summary = summarise(rows, rubric, names)
+    weighted = [w for w in (rubric.weighted(r.metrics) for r in rows) if w is not None]
+    assert summary.weighted_score == math.fsum(weighted) / len(weighted)
+    for name in names:
+        values = [r.metrics[name] for r in rows if name in r.metrics]
+        assert summary.means[name] == math.fsum(values) / len(values)
+    assert summary.blocking_findings == sum(1 for r in rows if r.blocker)
+    assert summary.rows == 300
+    none = summarise([ScoredTrial("c", 1, "baseline", {"extra": 1.0})], rubric, ["extra"])
+    assert none.weighted_score is None
+    assert none.means == {"extra": 1.0}

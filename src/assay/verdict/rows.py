@@ -56,6 +56,8 @@ class ScoredTrial:
 def evidence_text(row: ScoreRow) -> str | None:
     """A score row's `evidence` and `justification` as plain text (lists one per line,
     objects as JSON), or None when it has neither."""
+    if row.evidence is None and row.justification is None:
+        return None  # the common case, a million times over
     parts: list[str] = []
     for value in (row.evidence, row.justification):
         if isinstance(value, str):
