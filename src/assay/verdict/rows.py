@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records
+from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records, paused_gc
 from assay.core.records import ScoreRow
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 
@@ -135,6 +135,16 @@ def load_scores(
     With `infer_weights` (no weights configured) the rubric weighs the metrics the rows carry
     (`implied_weights`) on `rubric`'s scale. `check_names` gets the metric names the rows
     carry before they are weighed (to refuse a configured metric name nothing produces)."""
+    with paused_gc():  # a million rows: see paused_gc
+        return _load_scores(path, rubric, infer_weights, check_names)
+
+
+def _load_scores(
+    path: Path,
+    rubric: Rubric,
+    infer_weights: bool,
+    check_names: Callable[[set[str]], None] | None,
+) -> list[ScoredTrial]:
     records, errors = parse_records(path, ScoreRow)
     if check_names is not None and not errors:
         check_names({name for _, record in records for name in record.model_extra or {}})
