@@ -141,3 +141,19 @@ def test_summarise_matches_the_per_row_figures() -> None:
     none = summarise([ScoredTrial("c", 1, "baseline", {"extra": 1.0})], rubric, ["extra"])
     assert none.weighted_score is None
     assert none.means == {"extra": 1.0}
+
+
+def test_a_catalogue_from_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """A pipe cannot be read twice: it is loaded whole, and the run sees every case."""
+    import os
+    import threading
+
+    fifo = tmp_path / "cases.fifo"
+    os.mkfifo(fifo)
+    text = "".join(json.dumps(_case(i)) + "\n" for i in range(3))
+    writer = threading.Thread(target=lambda: fifo.write_text(text, encoding="utf-8"))
+    writer.start()
+    cases = scan_cases(fifo)
+    writer.join()
+    assert [c.id for c in cases] == ["c-0", "c-1", "c-2"]
+    assert [c.id for c in cases] == ["c-0", "c-1", "c-2"]

@@ -91,12 +91,15 @@ class CaseFile(Sequence[Case]):
         return found
 
 
-def scan_cases(path: Path, *, allow_empty: bool = False) -> CaseFile:
+def scan_cases(path: Path, *, allow_empty: bool = False) -> Sequence[Case]:
     """Validate a catalogue as `load_cases` does, keeping no case: memory stays flat.
 
     One streaming pass validates each line and remembers a 64-bit hash of its id; any
     problem (an invalid line, a possibly repeated id) hands the file to `load_cases`, whose
-    InputError lists every problem exactly as before."""
+    InputError lists every problem exactly as before. What is not a regular file (a pipe,
+    /dev/stdin) can be read only once: it is loaded whole."""
+    if not path.is_file():
+        return load_cases(path, allow_empty=allow_empty)
     hashes = array("q")
     for _number, line in iter_lines(path):
         if not line.strip():
