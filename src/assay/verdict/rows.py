@@ -154,7 +154,10 @@ def _load_scores(
     rows: list[ScoredTrial] = []
     first: dict[tuple[str, int, str], int] = {}
     seen_metrics: set[str] = set()
-    for line, record in records:
+    any_records = bool(records)
+    records.reverse()  # popped in file order: each validated row is freed once converted
+    while records:
+        line, record = records.pop()
         extra = dict(record.model_extra or {})
         seen_metrics.update(extra)
         metrics, problems = metric_errors(extra, rubric)
@@ -187,7 +190,7 @@ def _load_scores(
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]
-    if records and absent:
+    if any_records and absent:
         # one clear message instead of one per line
         errors = [
             (ln, m) for ln, m in errors if not any(m.startswith(f"{a}: required") for a in absent)
