@@ -468,3 +468,22 @@ def test_multi_turn_and_context(cli, tmp_path: Path) -> None:
     )
     (trial,) = read_trials(out)
     assert trial["response"] == "and then?"
+
+
+def test_a_free_model_runs_and_judges_under_a_budget(cli, cases_file: Path, tmp_path: Path) -> None:
+    """A priced model whose worst case is $0 (the mock models, the embedded model) reserves
+    $0 per call; under a budget its calls must go ahead, not fail as "the call's reservation
+    was spent by its failed attempts"."""
+    trials = tmp_path / "trials.jsonl"
+    ran = cli(
+        "run", "--cases", cases_file, "--model", "mock:answer", "--budget-usd", "1",
+        "--output", trials, "--store", tmp_path / "s.db",
+    )  # fmt: skip
+    assert ran.code == 0, ran.stderr
+    judged = cli(
+        "judge", "--trials", trials, "--cases", cases_file, "--judge", "mock:fair",
+        "--budget-usd", "5", "--output", tmp_path / "j.jsonl", "--store", tmp_path / "j.db",
+    )  # fmt: skip
+    assert judged.code == 0, judged.stderr
+    assert "judging failed" not in judged.stderr
+    assert len(read_trials(tmp_path / "j.jsonl")) == len(read_trials(trials))

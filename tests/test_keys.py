@@ -269,3 +269,47 @@ def test_the_python_api_disables_or_requires_the_judge_alike(tmp_path: Path) -> 
     assert result.report.judge is not None
     assert result.report.judge.headline == "LLM judge disabled: ANTHROPIC_API_KEY is not set"
     assert [c.metric for c in result.checks if c.status == "skipped"] == ["correctness"]
+
+
+GROUNDED = """
+[scoring]
+scorers = ["contains", "faithfulness"]
+
+[scoring.thresholds]
+contains = { min = 1.0 }
+
+[scoring.corpus]
+faithfulness = { min = 0.99 }
+
+[judge]
+judges = ["anthropic:claude-haiku-4-5"]
+"""
+
+
+def test_report_with_a_suite_whose_judge_key_is_missing_disables_its_grounding_judge(
+    cli: Any, tmp_path: Path
+) -> None:
+    """`assay report --suite` (and `score`) treat a missing judge key as `assay run` does:
+    the grounding scorers check lexically, the corpus threshold on the judged figure is
+    skipped, and the report says so — not "set ANTHROPIC_API_KEY" and no report."""
+    suite = write_suite(tmp_path, ["agent=mock:answer"], GROUNDED)
+    trials = tmp_path / "trials.jsonl"
+    ran = cli("run", suite, "--store", tmp_path / "s.db", "--output", trials)
+    assert ran.code == 0, ran.stderr
+    out = tmp_path / "report"
+    result = cli(
+        "report", "--trials", trials, "--suite", suite, "--out", out, "--format", "md,json"
+    )
+    assert result.code == 0, result.stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["judge"]["status"] == "disabled"
+    assert report["judge"]["skipped_corpus"] == ["faithfulness"]
+    (corpus,) = [c for c in report["checks"] if c["name"].startswith("corpus:")]
+    assert corpus["status"] == "skipped"
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "LLM judge disabled: ANTHROPIC_API_KEY is not set" in markdown
+    typo = cli(
+        "report", "--trials", trials, "--suite", suite, "--out", tmp_path / "typo",
+        "--corpus", "faithfulnes>=0.5",
+    )  # fmt: skip
+    assert typo.code == 2 and "did you mean faithfulness?" in typo.stderr

@@ -92,9 +92,13 @@ def test_one_condition_suite_runs_scores_reports_and_passes(cli: Any, tmp_path: 
     data = json.loads((out / "report.json").read_text())
     assert data["verdict"] == "PASS" and data["baseline_compared"] is False
     assert data["candidate"] == "prod" and data["comparisons"] == []
-    assert "No baseline comparison was made" in (out / "report.md").read_text()
-    assert "No baseline comparison was made" in (out / "report.html").read_text()
+    markdown, html = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert "No baseline comparison was made" in markdown
+    assert "No baseline comparison was made" in html
     assert "no baseline comparison was made" in (out / "report.junit.xml").read_text()
+    # The by-risk table shows the gated condition alone: no empty baseline or delta columns.
+    assert "| risk | cases | prod |\n" in markdown and "baseline |" not in markdown
+    assert ">baseline</th>" not in html and "Per-metric deltas" not in html
     scored = json.loads((out / "summary.json").read_text())
     assert scored["baseline"] is None and scored["candidate"]["rows"] == 4
     assert (out / "scores.jsonl").exists()

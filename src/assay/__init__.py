@@ -1,7 +1,7 @@
 """assay: evaluate LLM prompts, models and agents before they ship.
 
 The public API is `assay.api`'s (`run`, `judge`, `evaluate`, `calibrate`, `bias`, `winrate`,
-`rank`, `history` and their result types), re-exported here. Names are imported on first use,
+`rank`, `history`, `import_results` and their result types), re-exported here. Names are imported on first use,
 so `import assay` and the command line start fast.
 """
 

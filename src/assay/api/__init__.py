@@ -6,8 +6,10 @@
 
 `run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
 trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
-(judges against human labels); `bias`, `winrate`, `rank` and `history` (measuring judges and
-models from comparisons and score rows). The command line parses flags, calls these and prints.
+(judges against human labels), `judge_bench` (a judge against public human-labelled sets);
+`bias`, `winrate`, `rank` and `history` (measuring judges and
+models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
+logs as cases, trials and score rows). The command line parses flags, calls these and prints.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
     from assay.api.evaluation import evaluate
+    from assay.api.importing import ImportResult, import_results
+    from assay.api.judgebench import BenchResult, judge_bench
     from assay.api.judging import judge
     from assay.api.measuring import (
         BiasAudit,
@@ -37,7 +41,11 @@ _HOME = {
     "Calibration": "calibration",
     "calibrate": "calibration",
     "evaluate": "evaluation",
+    "ImportResult": "importing",
+    "import_results": "importing",
     "judge": "judging",
+    "BenchResult": "judgebench",
+    "judge_bench": "judgebench",
     "BiasAudit": "measuring",
     "History": "measuring",
     "Ranking": "measuring",
@@ -51,9 +59,11 @@ _HOME = {
     "run": "running",
 }
 __all__ = [
+    "BenchResult",
     "BiasAudit",
     "Calibration",
     "History",
+    "ImportResult",
     "Ranking",
     "Result",
     "RunOutcome",
@@ -62,7 +72,9 @@ __all__ = [
     "calibrate",
     "evaluate",
     "history",
+    "import_results",
     "judge",
+    "judge_bench",
     "rank",
     "run",
     "winrate",

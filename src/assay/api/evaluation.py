@@ -8,7 +8,9 @@ from the same evaluation when it is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,8 +78,8 @@ def evaluate(
         if corpus is not None:
             loaded = with_corpus(loaded, corpus)
         return _run_suite(loaded, store_path, out_path)
-    config = resolve(
-        loaded,
+    settings = functools.partial(
+        resolve,
         gate=gate,
         candidate=candidate,
         weights=weights,
@@ -88,7 +90,11 @@ def evaluate(
         output=out_path,
         corpus=corpus,
     )
+    config = settings(loaded)
     judged = _score_rows(scores, config)
+    notes: list[str] = []
+    if loaded is not None:
+        config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
     trial_rows = load_trials(trials, run, store_path)
     if not judged and not (config.scorers and trial_rows):
         raise InputError(
@@ -112,9 +118,34 @@ def evaluate(
         calibration=calibrate_labels(Path(labels)) if labels is not None else None,
         output=out_path,
     )
+    result.evaluation.notes.extend(notes)
     if out_path is not None:
         result.write_reports(out_path)
     return result
+
+
+def _judge(
+    suite: Suite,
+    config: EvalConfig,
+    settings: Callable[[Suite | None], EvalConfig],
+    carried: set[str],
+) -> tuple[EvalConfig, list[str]]:
+    """The config with the suite's judge status: when a judge's key is not set, its
+    model-backed scorers (the grounding judge) are evaluated without it, as `assay run`
+    does (`assay.api.keys`); score rows judged earlier still count. Metric names are
+    checked on the suite as written first, so a typo is never taken for a skipped name."""
+    from assay.api.keys import judge_status, without_judge
+    from assay.scorers.judge.config import suite_judge
+    from assay.scorers.runner import build_scorers
+
+    judge = judge_status(suite, carried=carried)
+    if judge is None:
+        return config, []
+    if not judge.disabled:
+        return dataclasses.replace(config, judge=judge), []
+    check_config_metrics(config, build_scorers(config.scorers, *suite_judge(suite)), carried)
+    reduced, notes = without_judge(suite, judge, carried)
+    return dataclasses.replace(settings(reduced), judge=judge), notes
 
 
 def calibrate_labels(path: Path) -> dict[str, DimensionResult]:

@@ -15,7 +15,7 @@ and every report says
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from assay.core.errors import InputError
 from assay.core.suite import ScorerEntry, Suite
@@ -27,10 +27,13 @@ MODEL_OPTION = "judge"
 """The scorer option that names a model-backed scorer's model (grounding's `judge`)."""
 
 
-def judge_status(suite: Suite, require: bool = False) -> JudgeStatus | None:
+def judge_status(
+    suite: Suite, require: bool = False, carried: Collection[str] = ()
+) -> JudgeStatus | None:
     """Whether the suite's LLM judges can run, decided before any call: None when the suite
     configures none; `enabled`; or `disabled` naming the unset key(s). InputError instead of
-    `disabled` when `require` or the suite's `[judge] required` is set."""
+    `disabled` when `require` or the suite's `[judge] required` is set. `carried`: metrics
+    score rows already give (judged earlier), whose thresholds still apply."""
     from assay.scorers.judge.config import (
         config_from_suite,
         judge_missing_keys,
@@ -50,7 +53,7 @@ def judge_status(suite: Suite, require: bool = False) -> JudgeStatus | None:
     if require or suite.judge.required:
         raise InputError([_required_error(m) for m in missing])
     without_models(suite.scoring.scorers)  # a scorer that cannot run without its model: exit 2
-    deterministic = produced(
+    deterministic = {*carried} | produced(
         [e for e, s in zip(suite.scoring.scorers, scorers, strict=True) if not s.models]
     )
     return JudgeStatus(
@@ -92,14 +95,16 @@ def produced(entries: Sequence[ScorerEntry]) -> set[str]:
     return {m for scorer in build_scorers(entries) for m in scorer.metrics}
 
 
-def without_judge(suite: Suite, status: JudgeStatus) -> tuple[Suite, list[str]]:
+def without_judge(
+    suite: Suite, status: JudgeStatus, carried: Collection[str] = ()
+) -> tuple[Suite, list[str]]:
     """The suite as evaluated with its judge disabled, and notes on what changed: no judges
     (so no judge rubric), scorers without their models, the skipped thresholds removed
     (`status.checks()` lists them), and weights kept only on metrics the remaining scorers
     produce (none left: the default weights). The loaded suite is not changed."""
     scoring = suite.scoring
     entries = without_models(scoring.scorers)
-    deterministic = produced(entries)
+    deterministic = {*carried} | produced(entries)
     notes = []
     weights = scoring.weights
     if weights is not None:

@@ -8,14 +8,12 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.api.outputs import RunSummary
-from assay.api.results import Result
-from assay.api.suites import evaluate_run
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
@@ -29,6 +27,12 @@ from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import output_dir, resolve
+
+if TYPE_CHECKING:
+    # Imported where used: the evaluation after the run (numpy, the report models) is not
+    # loaded before the run's first model call.
+    from assay.api.outputs import RunSummary
+    from assay.api.results import Result
 
 Progress = Callable[[bool], None]
 
@@ -60,6 +64,8 @@ class RunOutcome:
 
     def summary(self) -> RunSummary:
         """`assay run --json` (`assay schema run-summary`)."""
+        from assay.api.outputs import RunSummary
+
         result, evaluation = self.run, self.evaluation
         return RunSummary(
             run_id=result.run_id,
@@ -308,6 +314,20 @@ def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path 
         check_output(folder, flag, folder=True)
 
 
+def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    return params
+
+
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
 
@@ -352,6 +372,8 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
         what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
         outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
         return
+    from assay.api.suites import evaluate_run
+
     handle = Store(outcome.store)
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]

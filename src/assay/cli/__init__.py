@@ -1,4 +1,7 @@
-"""The command line: one module per command group, no logic beyond parsing and printing."""
+"""The command line: one module per command group, no logic beyond parsing and printing.
+
+A command's module is imported only when that command is used (cli/app.py: COMMANDS), so
+`assay --help` and each command load just what they need."""
 
 from __future__ import annotations
 
@@ -6,22 +9,6 @@ import sys
 
 import typer
 
-from assay.cli import (  # noqa: F401  (commands register on import)
-    bias,
-    calibrate,
-    demo,
-    history,
-    judge,
-    rank,
-    report,
-    review,
-    rubric,
-    run,
-    schema,
-    score,
-    validate,
-    winrate,
-)
 from assay.cli.app import app
 from assay.core.errors import EXIT_INCOMPLETE, AssayError
 from assay.core.redact import scrub

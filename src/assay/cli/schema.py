@@ -18,7 +18,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record (case, trial, score, comparison, label, rubric, report)
     or of a command's JSON output (run-summary, judge-summary, summary, calibration, bias,
-    winrate, rank, history)."""
+    winrate, rank, history, import-summary)."""
     if name not in SCHEMAS:
         raise InputError(f"ERROR: schema {name!r}: unknown (known: {', '.join(SCHEMAS)})")
     print_json(schema_of(name))

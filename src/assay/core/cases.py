@@ -24,7 +24,16 @@ from assay.core.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
 
-__all__ = ["DEFAULT_CASES", "Case", "CaseFile", "check_pinned", "file_sha256", "load_cases"]
+__all__ = [
+    "DEFAULT_CASES",
+    "Case",
+    "CaseFile",
+    "case_lines",
+    "check_pinned",
+    "file_sha256",
+    "load_cases",
+    "scan_cases",
+]
 
 
 def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
@@ -123,6 +132,16 @@ def _careful(path: Path, allow_empty: bool) -> CaseFile:
     """The full check: raises the InputError listing every problem (a hash collision of two
     different ids passes, and the file is then used as scanned)."""
     return CaseFile(path, len(load_cases(path, allow_empty=allow_empty)))
+
+
+def case_lines(path: Path) -> dict[str, int]:
+    """Each case id's line in the catalogue (its first, 1-based), for pointing people (and CI
+    annotations) at a case; lines that are not a case with an id are passed over."""
+    lines: dict[str, int] = {}
+    for number, obj in iter_objects(path):
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            lines.setdefault(obj["id"], number)
+    return lines
 
 
 def file_sha256(path: Path) -> str:

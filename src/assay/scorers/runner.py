@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from assay.core import aio
 from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry
 from assay.engine.calls import Caller
@@ -106,6 +107,6 @@ def run_scorers(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(work)
+        return aio.run(work)
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, work).result()
+        return pool.submit(aio.run, work).result()

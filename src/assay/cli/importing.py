@@ -1,0 +1,94 @@
+"""`assay import`: gate what other harnesses ran (promptfoo results, Inspect AI logs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli.app import app
+from assay.cli.output import err, out, print_output
+
+EXAMPLE = """\b
+Examples:
+  promptfoo eval -c promptfooconfig.yaml --output results.json
+  assay import promptfoo results.json --output imported
+  assay score imported/scores.jsonl --suite imported/suite.toml
+
+\b
+  inspect eval task.py --model openai/gpt-4o-mini,openai/gpt-4o --epochs 3
+  assay import inspect logs/ --output imported --baseline openai/gpt-4o-mini
+  assay report --suite imported/suite.toml --scores imported/scores.jsonl \\
+    --trials imported/trials.jsonl --out imported/report
+"""
+
+
+@app.command("import", epilog=EXAMPLE)
+def import_command(
+    tool: Annotated[
+        str,
+        typer.Argument(
+            metavar="TOOL",
+            help="promptfoo (results JSON) or inspect (Inspect AI .eval/.json logs).",
+        ),
+    ],
+    sources: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILE...",
+            help="promptfoo: results files (`promptfoo eval --output results.json`);"
+            " inspect: log files or folders of them (one log per model or task variant).",
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(help="Folder for cases.jsonl, trials.jsonl, scores.jsonl and suite.toml."),
+    ],
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="The condition the others are compared with; written as `baseline`"
+            " (promptfoo: label a provider `baseline` instead)."
+        ),
+    ] = None,
+    candidate: Annotated[
+        str | None,
+        typer.Option(
+            help="The condition the suite's gate decides for (default: the only other one)."
+        ),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print what was imported as JSON (import-summary).")
+    ] = False,
+) -> None:
+    """Convert a promptfoo or Inspect AI run into assay cases, trials and score rows, so that
+    assay score, report and review gate, report and review it. Providers (promptfoo) and
+    models or task variants (Inspect) become conditions, repeats and epochs become trials,
+    assertions and scorers become metrics. Exit 2 on malformed or unknown input, naming the
+    file and the place; nothing is written then."""
+    from assay.api.importing import import_results
+
+    result = import_results(tool, sources, output, baseline=baseline, candidate=candidate)
+    summary = result.summary()
+    if json_output:
+        print_output("import-summary", summary.model_dump(mode="json"))
+        return
+    out(
+        f"imported {summary.trials} trials of {summary.cases} cases under"
+        f" {len(summary.conditions)} conditions ({', '.join(summary.conditions)})"
+        f" and {summary.scores} score rows (metrics: {', '.join(summary.metrics) or 'none'})"
+    )
+    for path in summary.files:
+        out(f"wrote {path}")
+    for note in summary.notes:
+        err(f"note: {note}")
+    if summary.baseline is not None and summary.scores:
+        folder = Path(summary.output)
+        suite = folder / "suite.toml"
+        candidate_flag = "" if summary.candidate else " --candidate CONDITION"
+        out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")
+        out(
+            f"      assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
+            f" --trials {folder / 'trials.jsonl'} --out {folder / 'report'}{candidate_flag}"
+        )
