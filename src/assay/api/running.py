@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
@@ -89,10 +89,12 @@ class RunOutcome:
         )
 
 
-def select_cases(cases: Sequence[Case], wanted: Sequence[str] | None) -> list[Case]:
-    """Keep the cases named by --case (in catalogue order); unknown ids are an error."""
+def select_cases(cases: Sequence[Case], wanted: Sequence[str] | None) -> Sequence[Case]:
+    """Keep the cases named by --case (in catalogue order); unknown ids are an error.
+
+    Without --case a catalogue read from its file stays a `CaseFile` (streamed, never held)."""
     if not wanted:
-        return list(cases)
+        return cases if isinstance(cases, CaseFile) else list(cases)
     known = {c.id for c in cases}
     missing = [w for w in wanted if w not in known]
     if missing:
@@ -187,9 +189,9 @@ def run_request(
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
     if suite is not None and (isinstance(cases, str | Path) or cases is None):
-        catalogue = load_suite_cases(suite, _path(cases))  # a pinned golden set is checked
+        catalogue: Sequence[Case] = load_suite_cases(suite, _path(cases))  # pinned: checked
     elif isinstance(cases, str | Path) or cases is None:
-        catalogue = load_cases(_path(cases) or DEFAULT_CASES)
+        catalogue = scan_cases(_path(cases) or DEFAULT_CASES)
     else:
         catalogue = list(cases)
     if suite is not None:
