@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -38,29 +39,31 @@ WRONG = "The Eiffel Tower stands in Paris and is 450 metres tall."
 INVENTED = "The tower was designed by Gustave Eiffel with 500 workers."
 
 
-def _import_libraries() -> bool:
-    """Import DeepEval and RAGAS once, with the tests' `bench/` folder (whose `datasets`
-    package would shadow Hugging Face's, which RAGAS imports) off the path meanwhile."""
+INSTALLED = all(find_spec(name) is not None for name in ("deepeval", "ragas"))
+
+
+def _import_libraries() -> None:
+    """Import DeepEval and RAGAS once, as the adapters do, with the tests' `bench/` folder
+    (whose `datasets` package would shadow Hugging Face's, which RAGAS imports) off the path
+    meanwhile."""
+    from assay.scorers.external import deepeval_metrics, ragas_metrics
+
     bench = str(ROOT / "bench")
     saved_path = list(sys.path)
     shadow = {k: sys.modules.pop(k) for k in list(sys.modules) if k.partition(".")[0] == "datasets"}
     sys.path[:] = [p for p in sys.path if p != bench]
     try:
-        create_scorer("deepeval:HallucinationMetric")
-        create_scorer("ragas:faithfulness")
-        return True
-    except InputError:
-        return False
+        deepeval_metrics._library()
+        ragas_metrics._library()
     finally:
         sys.path[:] = saved_path
         for name in [k for k in sys.modules if k.partition(".")[0] == "datasets"]:
-            if not getattr(sys.modules[name], "__file__", "").startswith(str(ROOT)):
-                continue
-            del sys.modules[name]
+            del sys.modules[name]  # Hugging Face's: RAGAS keeps what it imported
         sys.modules.update(shadow)
 
 
-INSTALLED = _import_libraries()
+if INSTALLED:
+    _import_libraries()
 needs_libraries = pytest.mark.skipif(not INSTALLED, reason="assay[metrics] is not installed")
 
 
