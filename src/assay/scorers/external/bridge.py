@@ -33,8 +33,9 @@ MAX_TOKENS = 2048
 
 
 def snake(name: str) -> str:
-    """`HallucinationMetric` → `hallucination_metric`, `ContextRecall` → `context_recall`."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    """`HallucinationMetric` → `hallucination_metric`, `SQLSemanticEquivalence` →
+    `sql_semantic_equivalence`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 @dataclass(slots=True)

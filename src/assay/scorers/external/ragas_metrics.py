@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+from typing import Any, Optional
 
 from assay.scorers.base import ScoreContext
 from assay.scorers.external.bridge import (
@@ -38,6 +38,7 @@ INPUTS = frozenset(
     {"user_input", "response", "retrieved_contexts", "reference_contexts", "reference"}
 )
 """The `ascore` parameters a trial can fill."""
+TEXT = (str, Optional[str], "str", "Optional[str]", "str | None")  # noqa: UP045
 
 
 def _library() -> Any:
@@ -58,6 +59,8 @@ def _usable(cls: Any) -> bool:
         if required and param.name not in ("self", "llm"):
             return False
     asked = inspect.signature(getattr(cls, "ascore")).parameters  # noqa: B009
+    if "user_input" in asked and asked["user_input"].annotation not in TEXT:
+        return False  # a conversation (the agent metrics), not a prompt
     return all(name in INPUTS for name in asked if name != "self")
 
 
