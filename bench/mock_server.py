@@ -1,16 +1,21 @@
 """A mock OpenAI-compatible (and Anthropic Messages) server for benchmarks and fault tests.
 
 Loopback only. Latency and fault rates are configurable; faults are drawn from a seeded
-generator: 429 (with or without Retry-After), 500, timeouts (no reply in time), connection
-resets, truncated and non-JSON bodies, and `echo-auth` (a 401 whose body echoes the request's
+generator: 429 (with or without Retry-After), 500, `invalid-500` (a 500 whose body is a
+request-validation error, as the llama-cpp-python server sends), timeouts (no reply in time),
+connection resets, truncated and non-JSON bodies, and `echo-auth` (a 401 whose body echoes the request's
 credentials, as some proxies do, to check that assay scrubs what it stores and prints).
 Two faults are successful (200) replies with bad content: `echo-key` (the reply text quotes
 the request's credentials) and `malformed-json` (the reply text is broken JSON, as a judge
 that cannot keep to its format gives).
 
 `judge_reply` fixes the reply text; `judge_reply="schema"` instead answers each request that
-asks for a JSON Schema (`response_format`, as assay's judges do) with a small valid instance
-of that schema, varied by the prompt, so judging runs end to end against the server.
+asks for a JSON Schema (in `response_format`, as assay's judges do, or in the prompt) with a
+small valid instance of that schema, varied by the prompt, so judging runs end to end.
+
+`flavour` makes it answer structured output and unknown model names as a real server does
+(bench/server_flavours.py: vLLM, Ollama, the llama-cpp-python server, ...); `models` lists
+what `GET /v1/models` serves (without it, that path is a 404, as on servers without it).
 
     python bench/mock_server.py --latency 0.1 --rate-429 0.05 --rate-500 0.05
 
@@ -30,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aiohttp import web
+from server_flavours import FLAVOURS, form_of, listed, refusal, requested_schema, unknown_model
 
 FAULTS = (
     "429",
@@ -42,6 +48,7 @@ FAULTS = (
     "echo-auth",
     "echo-key",
     "malformed-json",
+    "invalid-500",
 )
 SUCCESS_FAULTS = frozenset({"echo-key", "malformed-json"})  # a 200 reply with bad content
 
@@ -55,6 +62,8 @@ class ServerConfig:
     timeout_sleep: float = 30.0
     judge_reply: str | None = None
     record: bool = False  # keep a per-request log (arrival, reply time, body hash, fault)
+    flavour: str = "openai"  # how structured output and model names are answered
+    models: list[str] | None = None  # what GET /v1/models lists (None: no such path)
 
 
 @dataclass
@@ -62,6 +71,9 @@ class Stats:
     requests: int = 0
     replies: int = 0
     faults: dict[str, int] = field(default_factory=dict)
+    forms: dict[str, int] = field(default_factory=dict)  # chat requests per structured form
+    refused: int = 0  # chat requests refused as the flavour refuses them
+    model_lists: int = 0  # GET /v1/models requests
     first_request: float | None = None
     last_reply: float | None = None
 
@@ -111,7 +123,10 @@ class MockServer:
         self.log: list[dict[str, Any]] = []
         self.random = random.Random(config.seed)
         self.app = web.Application()
+        if config.flavour not in FLAVOURS:
+            raise ValueError(f"unknown flavour {config.flavour!r} (known: {', '.join(FLAVOURS)})")
         self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.app.router.add_get("/v1/models", self.list_models)
         self.app.router.add_post("/v1/messages", self.messages)
         self.app.router.add_get("/stats", self.get_stats)
         self.app.router.add_get("/requests", self.get_requests)
@@ -171,6 +186,14 @@ class MockServer:
             return web.json_response({"error": {"message": "rate limited"}}, status=429)
         if fault == "500":
             return web.json_response({"error": {"message": "internal error"}}, status=500)
+        if fault == "invalid-500":
+            message = (
+                "1 validation error:\n  {'type': 'less_than_equal', 'loc': ('body', 'top_p'),"
+                " 'msg': 'Input should be less than or equal to 1'}"
+            )
+            return web.json_response(
+                {"error": {"message": message, "type": "internal_server_error"}}, status=500
+            )
         if fault == "timeout":
             await asyncio.sleep(self.config.timeout_sleep)
             return web.json_response({"error": {"message": "too late"}}, status=504)
@@ -212,9 +235,15 @@ class MockServer:
         body, faulty, fault = await self._common(request)
         if faulty is not None:
             return faulty
+        form = form_of(body)
+        self.stats.forms[form] = self.stats.forms.get(form, 0) + 1
+        flavour, models = self.config.flavour, self.config.models or []
+        refused = unknown_model(flavour, str(body.get("model")), models) or refusal(flavour, body)
+        if refused is not None:
+            self.stats.refused += 1
+            return web.json_response(refused[1], status=refused[0])
         prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
-        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-        text = self._text(request, prompt, schema, fault)
+        text = self._text(request, prompt, requested_schema(body), fault)
         self._done()
         return web.json_response(
             {
@@ -257,6 +286,14 @@ class MockServer:
             }
         )
 
+    async def list_models(self, request: web.Request) -> web.Response:
+        self.stats.model_lists += 1
+        if self.config.models is None:
+            raise web.HTTPNotFound()
+        ids = listed(self.config.flavour, self.config.models)
+        data = [{"id": i, "object": "model", "owned_by": "mock"} for i in ids]
+        return web.json_response({"object": "list", "data": data})
+
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response(asdict(self.stats))
 
@@ -289,6 +326,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=0.05)
     parser.add_argument("--timeout-sleep", type=float, default=30.0)
+    parser.add_argument("--flavour", choices=FLAVOURS, default="openai")
+    parser.add_argument("--models", nargs="*", default=None, help="What GET /v1/models lists.")
     parser.add_argument(
         "--judge-reply",
         default=None,
@@ -301,7 +340,14 @@ def main() -> None:
     args = parser.parse_args()
     rates = {name: getattr(args, f"rate_{name.replace('-', '_')}") for name in FAULTS}
     config = ServerConfig(
-        args.latency, rates, args.seed, args.retry_after, args.timeout_sleep, args.judge_reply
+        args.latency,
+        rates,
+        args.seed,
+        args.retry_after,
+        args.timeout_sleep,
+        args.judge_reply,
+        flavour=args.flavour,
+        models=args.models,
     )
 
     async def run() -> None:

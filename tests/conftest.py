@@ -54,6 +54,23 @@ def cli() -> Any:
     return invoke
 
 
+@pytest.fixture(autouse=True)
+def _not_on_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests behave the same in a GitHub Actions job: no annotations, no job summary written
+    (the tests of that output set these variables themselves)."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def plugin_args() -> list[str]:
+    """`-p assay.pytest_plugin` for an inner pytest run, unless the installed `pytest11`
+    entry point loads the plugin already (it cannot be registered twice)."""
+    from importlib.metadata import entry_points
+
+    installed = any(e.value == "assay.pytest_plugin" for e in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "assay.pytest_plugin"]
+
+
 def make_case(case_id: str, **extra: Any) -> dict[str, Any]:
     case = {
         "id": case_id,
@@ -113,6 +130,8 @@ class MockServerThread:
             return list(json.load(reply))
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return  # stopped already (a test may stop it early)
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

@@ -7,7 +7,8 @@ import pytest
 from assay.cli.app import PIPELINE_ORDER
 
 DESIGN_COMMANDS = ["validate", "run", "import", "judge", "review", "score", "calibrate", "bias",
-                   "winrate", "rank", "report", "history", "schema", "demo"]  # fmt: skip
+                   "judge-bench", "winrate", "rank", "report", "history", "schema",
+                   "demo"]  # fmt: skip
 
 
 def test_help_lists_every_command_in_pipeline_order(cli) -> None:

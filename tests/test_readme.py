@@ -69,11 +69,17 @@ def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
     assert "| corpus:hallucination:max | fail | 1.000 | 0.200 | 4 |" in report
 
 
+def readme_section(heading: str) -> str:
+    """The README's text under a heading (`## pytest`), up to the next `## ` heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
 def section_commands(heading: str) -> list[list[str]]:
     """The commands of the first bash block under a README heading."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(f"## {heading}\n") :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    block = re.search(r"```bash\n(.*?)```", readme_section(f"## {heading}"), re.S)
     assert block, f"{heading}: no bash block"
     joined = block.group(1).replace("\\\n", " ")
     return [shlex.split(line) for line in joined.splitlines() if line.strip()]
@@ -100,3 +106,60 @@ def test_the_import_example_runs_as_written(tmp_path: Path) -> None:
         "inspect-import/scores.jsonl",
     ):
         assert (tmp_path / made).is_file(), made
+
+
+def test_the_pytest_section_runs_as_written(tmp_path: Path) -> None:
+    """`pytest --assay-suite` gives the outcome its comment says; the fixture example passes."""
+    from conftest import plugin_args
+
+    section = readme_section("## pytest")
+    bash = re.search(r"```bash\n(.*?)```", section, re.S)
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert bash and code, "the section has a bash and a python block"
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "test_release.py").write_text(code.group(1), encoding="utf-8")
+    command, _, comment = bash.group(1).strip().partition("#")
+    argv = shlex.split(command)
+    assert argv[0] == "pytest"
+    plugin = [*plugin_args(), "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *argv[1:], *plugin, "--ignore=test_release.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    expected = comment.split(":")[0].strip()  # "145 passed"
+    assert expected in done.stdout, done.stdout
+    assert "PASSED examples/gate/suite.toml::gate-001[candidate]" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "test_release.py", *plugin],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def test_the_ci_section_runs_as_written(tmp_path: Path) -> None:
+    """The GitHub Actions example prints the annotations the section shows, and appends the
+    report to the summary file."""
+    section = readme_section("## CI: GitHub Actions and GitLab")
+    bash = re.search(r"```bash\n(.*?)```", section, re.S)
+    shown = re.search(r"```text\n(.*?)```", section, re.S)
+    assert bash and shown
+    command, _, comment = bash.group(1).strip().partition("#")
+    words = shlex.split(command)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    while "=" in words[0]:
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    assert words[0] == "assay"
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", *words[1:]],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == int(comment.rsplit("exit", 1)[1]), (done.stdout, done.stderr)
+    printed = done.stdout.splitlines()
+    for line in shown.group(1).splitlines():
+        if line != "...":
+            prefix = line.split("...")[0]
+            assert any(p.startswith(prefix) for p in printed), (line, printed)
+    assert "## ❌ grounded: FAIL" in (tmp_path / "summary.md").read_text(encoding="utf-8")

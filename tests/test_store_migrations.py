@@ -84,6 +84,8 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "review_answers",
         "judge_scores",
         "judge_calibrations",
+        "server_forms",
+        "judge_benchmarks",
     }
 
 

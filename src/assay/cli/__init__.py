@@ -13,6 +13,7 @@ from assay.cli import (  # noqa: F401  (commands register on import)
     history,
     importing,
     judge,
+    judge_bench,
     rank,
     report,
     review,

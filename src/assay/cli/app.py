@@ -9,8 +9,8 @@ from typer.core import TyperGroup
 
 # `assay --help` lists the commands in pipeline order.
 PIPELINE_ORDER = [
-    "validate", "run", "import", "judge", "review", "score", "calibrate", "bias", "winrate", "rank",
-    "report", "history", "rubric", "schema", "demo",
+    "validate", "run", "import", "judge", "review", "score", "calibrate", "bias",
+    "judge-bench", "winrate", "rank", "report", "history", "rubric", "schema", "demo",
 ]  # fmt: skip
 
 

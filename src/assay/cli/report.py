@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from assay.cli.app import app
-from assay.cli.output import out
+from assay.cli.output import err, out
 from assay.store import DEFAULT_STORE
 
 
@@ -74,7 +74,10 @@ def report(
     ] = None,
 ) -> None:
     """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML,
-    and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input."""
+    and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input.
+
+    With $GITHUB_STEP_SUMMARY set the Markdown report is appended to it; on GitHub Actions
+    each failing case is annotated at its line in the case catalogue."""
     from assay.api.evaluation import evaluate
 
     result = evaluate(
@@ -95,7 +98,14 @@ def report(
         out=out_dir,
         corpus=corpus,
     )
+    from assay.api.ci import publish
+
     for path in result.written:
         out(f"wrote {path}")
+    published = publish(result)  # $GITHUB_STEP_SUMMARY, and annotations on GitHub Actions
+    for line in published.annotations:
+        out(line)
+    for line in published.warnings:
+        err(line)
     out(result.evaluation.analysis.gate.headline)
     raise typer.Exit(result.exit_code)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,20 +25,6 @@ RUN = DEFAULTS.run
 def run_default(key: str) -> str:
     """`default V, or the suite's [run] KEY` for a --help text."""
     return f"default {getattr(RUN, key):g}, or the suite's [run] {key}"
-
-
-def parse_params(items: list[str] | None) -> dict[str, Any]:
-    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"ERROR: --param: expected KEY=VALUE, got {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
-    return params
 
 
 def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
@@ -90,6 +75,13 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
         for reason in gate.explanation:
             say(f"  - {reason}")
         say(f"reports: {evaluation.output}")
+        from assay.api.ci import publish
+
+        published = publish(evaluation)  # $GITHUB_STEP_SUMMARY; annotations on GitHub Actions
+        for line in published.annotations:
+            say(line)
+        for line in published.warnings:
+            err(line)
 
 
 @app.command()
@@ -209,11 +201,13 @@ def run(
     With a suite file the run is then scored (the suite's scorers, and judges when
     configured), gated and reported into the suite's output folder (default
     assay-out/<suite name>); the exit code is then the gate's (0 PASS, 1 otherwise), and 3
-    still wins when the run is incomplete. A judge whose API key is not set is disabled
+    still wins when the run is incomplete. With $GITHUB_STEP_SUMMARY set the Markdown report
+    is appended to it, and on GitHub Actions each failing case is annotated at its line in
+    the case catalogue. A judge whose API key is not set is disabled
     (the run goes on with the deterministic scorers and every report says so) unless
     --require-judge; a missing key of the system under test is exit 2 before any call."""
 
-    from assay.api.running import execute_run, load, run_request, with_corpus
+    from assay.api.running import execute_run, load, parse_params, run_request, with_corpus
 
     suite = load(suite_file)
     if corpus:

@@ -11,7 +11,7 @@ from assay.core.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
 
-__all__ = ["DEFAULT_CASES", "Case", "check_pinned", "file_sha256", "load_cases"]
+__all__ = ["DEFAULT_CASES", "Case", "case_lines", "check_pinned", "file_sha256", "load_cases"]
 
 
 def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
@@ -34,6 +34,16 @@ def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
     if not records and not allow_empty:
         raise InputError(f"ERROR: {path}: the catalogue has no cases")
     return [case for _, case in records]
+
+
+def case_lines(path: Path) -> dict[str, int]:
+    """Each case id's line in the catalogue (its first, 1-based), for pointing people (and CI
+    annotations) at a case; lines that are not a case with an id are passed over."""
+    lines: dict[str, int] = {}
+    for number, obj in iter_objects(path):
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            lines.setdefault(obj["id"], number)
+    return lines
 
 
 def file_sha256(path: Path) -> str:

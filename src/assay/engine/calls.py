@@ -17,10 +17,11 @@ from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
-from assay.models.base import Model, ModelError, Request, Response
+from assay.models.base import Model, ModelError, Request, Response, Served
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
 from assay.store import Store
+from assay.store.servers import queue_form, remembered_form
 from assay.store.spend import queue_spend
 
 
@@ -57,6 +58,8 @@ def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
 
 
 def _retryable(exc: BaseException) -> bool:
+    """Retry only what can succeed when sent again: the provider says so (a 400/422, or a
+    500 whose body says the request is invalid, is final: models/http.py)."""
     return isinstance(exc, ModelError) and exc.retryable
 
 
@@ -145,6 +148,11 @@ class Caller:
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._concurrency = concurrency
         self._priciest: dict[str, float] = {}  # spec -> the most one call has cost
+        self._checked: dict[int, BaseException | None] = {}  # id(model) -> its server check
+        self._checking: dict[int, asyncio.Task[None]] = {}
+        self._forms: dict[int, str | None] = {}  # id(served model) -> the form the store holds
+        self._open: set[int] = set()  # served models whose structured calls need no gate
+        self._gates: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
         self.calls = 0
         self.cache_hits = 0
         self.secrets = secret_values()  # read once: the environment's keys when the run starts
@@ -164,6 +172,7 @@ class Caller:
             if hit is not None:
                 self.cache_hits += 1
                 return without_secrets(Response(**hit), self.secrets)
+        await self._ready(model)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
         answered = False
@@ -182,7 +191,50 @@ class Caller:
             self.budget.overran(model.spec, reserved, tally.cost)
         if use_cache:
             self.store.queue_cache(key, response.as_dict())
+        self._remember_form(model)
         return response
+
+    async def _ready(self, model: Model) -> None:
+        """Before a served model's first call that reaches its server: check the server once
+        (ServerMismatch stops the command) and start from the structured-output form the
+        store remembers for it. Concurrent first calls share the one check."""
+        key = id(model)
+        if key in self._checked:
+            failure = self._checked[key]
+            if failure is not None:
+                raise failure
+            return
+        if not isinstance(model, Served):
+            self._checked[key] = None
+            return
+        task = self._checking.get(key)
+        loop = asyncio.get_running_loop()
+        if task is None or task.get_loop() is not loop:
+            task = self._checking[key] = loop.create_task(self._check(model))
+        await asyncio.shield(task)
+
+    async def _check(self, model: Served) -> None:
+        key = id(model)
+        try:
+            await model.check_server()
+        except BaseException as exc:
+            if not isinstance(exc, asyncio.CancelledError):
+                self._checked[key] = exc
+            raise
+        form = remembered_form(self.store, *model.server_key())
+        if form is not None:
+            model.assume_structured_form(form)
+        self._forms[key] = form
+        self._checked[key] = None
+
+    def _remember_form(self, model: Model) -> None:
+        """Keep in the store the structured-output form a served model's server accepted."""
+        if id(model) not in self._forms or not isinstance(model, Served):
+            return  # not a served model, or its server check has not passed
+        form = model.structured_form()
+        if form is not None and self._forms[id(model)] != form:
+            self._forms[id(model)] = form
+            queue_form(self.store, *model.server_key(), form)
 
     async def _reserve(self, model: Model, request: Request) -> float:
         """Hold the call's reservation, or raise BudgetExhausted.
@@ -244,6 +296,32 @@ class Caller:
         if tally.cost and request.budget_usd is not None and request.budget_usd <= TOLERANCE:
             # (a free model's call reserves $0 and may always go ahead)
             raise ModelError("the call's reservation was spent by its failed attempts")
+        gate = self._gate(model, request)
+        if gate is not None:
+            async with gate:
+                if id(model) not in self._open:
+                    response = await self._send(model, request, limiter, tally)
+                    self._open.add(id(model))
+                    return response
+        return await self._send(model, request, limiter, tally)
+
+    def _gate(self, model: Model, request: Request) -> asyncio.Lock | None:
+        """Until a served model has answered one call with a JSON Schema, such calls go one at
+        a time (waiting here, before their timeout starts): a server that refuses the
+        structured-output form refuses it once, not once per concurrent call, and the form it
+        takes is known before the next call is sent (models/forms.py). None: no need."""
+        key = id(model)
+        if request.json_schema is None or key in self._open or key not in self._forms:
+            return None
+        loop = asyncio.get_running_loop()
+        held = self._gates.get(key)
+        if held is None or held[0] is not loop:
+            held = self._gates[key] = (loop, asyncio.Lock())
+        return held[1]
+
+    async def _send(
+        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: _Tally
+    ) -> Response:
         await limiter.acquire()
         self.calls += 1
         try:

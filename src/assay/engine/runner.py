@@ -15,7 +15,7 @@ from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
-from assay.models.base import Message, Model, ModelError, Request, Response
+from assay.models.base import Message, Model, ModelError, Request, Response, ServerMismatch
 from assay.store import Store, now_iso
 from assay.store.spend import spent_so_far
 
@@ -113,7 +113,13 @@ class Engine:
                 asyncio.create_task(self._worker(pending, run_id, result))
                 for _ in range(self.concurrency)
             ]
-            await asyncio.gather(*workers)
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:  # e.g. ServerMismatch: the other workers stop too
+                for worker in workers:
+                    worker.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
         finally:
             flusher.cancel()
             self.store.flush()
@@ -200,6 +206,8 @@ class Engine:
                     return None, None
                 error = "budget exhausted before the trial's last turn"
                 break
+            except ServerMismatch:
+                raise  # a wrong URL or model name: the run stops with this one error
             except ModelError as exc:
                 error, detail = scrub(str(exc)), scrub(exc.detail) if exc.detail else None
                 break

@@ -17,7 +17,7 @@ from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.runner import Engine, Progress, RunResult, RunSettings
-from assay.models.base import Model
+from assay.models.base import Model, ServerMismatch
 from assay.models.registry import ModelOptions, create_model, missing_key, model_price
 from assay.store import Store
 from assay.store.spend import spent_so_far
@@ -126,11 +126,15 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
                 await model.aclose()
             await executor.aclose()
 
+    mismatch = False
     try:
         return asyncio.run(go())
+    except ServerMismatch:
+        mismatch = True  # a wrong URL or model name (exit 2): no output file is written
+        raise
     finally:
         store.flush()
-        if request.output is not None:
+        if request.output is not None and not mismatch:
             write_jsonl(request.output, store.trial_records(run_id))
 
 

@@ -18,14 +18,12 @@ import anthropic
 from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
-from assay.models.openai import parse_retry_after
+from assay.models.http import DETAIL_LIMIT, OVERLOAD_STATUSES, is_retryable, parse_retry_after
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_HINT = "a local server or gateway needs none: set ANTHROPIC_BASE_URL"
-OVERLOAD_STATUSES = {429, 503, 529}
-DETAIL_LIMIT = 4000
 TOOL_NAME = "respond"
 # The key under which a non-object schema is wrapped (tool inputs must be JSON objects).
 WRAP_KEY = "value"
@@ -65,7 +63,8 @@ def _retry_after(headers: Any) -> float | None:
 
 
 def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelError:
-    """An SDK exception as a ModelError: retryable for timeouts, connections, 408/429/5xx."""
+    """An SDK exception as a ModelError: retryable for timeouts, connections, 408/429/5xx
+    (not a 5xx that says the request is invalid: models/http.py)."""
     if isinstance(exc, anthropic.APITimeoutError):
         return ModelError(f"timeout after {timeout_s}s", retryable=True)
     if isinstance(exc, anthropic.APIConnectionError):
@@ -83,10 +82,11 @@ def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelEr
             message += f": {scrub(str(error['message']))[:300]}"
         return ModelError(
             message,
-            retryable=status in OVERLOAD_STATUSES or status >= 500 or status == 408,
+            retryable=is_retryable(status, detail or ""),
             overload=status in OVERLOAD_STATUSES,
             retry_after=_retry_after(exc.response.headers),
             detail=detail,
+            status=status,
         )
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ModelError("malformed response body", retryable=True, detail=scrub(str(exc)))

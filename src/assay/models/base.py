@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from assay.core.errors import InputError
 from assay.core.records import Case
 
 
@@ -66,6 +67,7 @@ class ModelError(Exception):
         retry_after: float | None = None,
         detail: str | None = None,
         cost_usd: float | None = None,
+        status: int | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -73,6 +75,14 @@ class ModelError(Exception):
         self.retry_after = retry_after
         self.detail = detail
         self.cost_usd = cost_usd  # what the failed call still cost (an agent CLI reports it)
+        self.status = status  # the HTTP status of an error reply (None for other failures)
+
+
+class ServerMismatch(InputError):
+    """The server a model spec points at cannot serve it: nothing answers at the URL, it
+    refuses the credentials, or it does not serve the model named. Every call would fail the
+    same way, so the command stops with this one error (exit 2) rather than recording it
+    once per call."""
 
 
 @runtime_checkable
@@ -91,4 +101,28 @@ class Model(Protocol):
 
     async def aclose(self) -> None:
         """Release connections, processes or weights."""
+        ...
+
+
+@runtime_checkable
+class Served(Protocol):
+    """A model behind a network server (`openai:`). The Caller checks the server once before
+    the model's first call that is not answered from the cache (`check_server`, which raises
+    ServerMismatch), and keeps in the store the structured-output form the server accepted
+    (models/forms.py), per `server_key`, so a later run starts with it."""
+
+    def server_key(self) -> tuple[str, str]:
+        """(base URL, model name): what a remembered structured-output form belongs to."""
+        ...
+
+    async def check_server(self) -> None:
+        """Check that the server answers and serves this model, or raise ServerMismatch."""
+        ...
+
+    def structured_form(self) -> str | None:
+        """The structured-output form the server has accepted so far (None: none yet)."""
+        ...
+
+    def assume_structured_form(self, form: str) -> None:
+        """Start with a form remembered from an earlier run."""
         ...

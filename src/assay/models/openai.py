@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
@@ -18,30 +17,20 @@ import aiohttp
 from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
+from assay.models.forms import Negotiation, messages_for, rejects_form, response_format
+from assay.models.http import (
+    OVERLOAD_STATUSES,
+    body_text,
+    error_message,
+    is_retryable,
+    parse_retry_after,
+)
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
+from assay.models.servers import check_served
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_HINT = "a local server needs none: give --base-url or OPENAI_BASE_URL"
-OVERLOAD_STATUSES = {429, 503, 529}
-DETAIL_LIMIT = 4000
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    import time
-
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _uses_completion_tokens(model: str) -> bool:
@@ -49,7 +38,12 @@ def _uses_completion_tokens(model: str) -> bool:
 
 
 class OpenAIModel:
-    """Chat completions over HTTP; errors become ModelError with retry hints."""
+    """Chat completions over HTTP; errors become ModelError with retry hints.
+
+    A request with a JSON Schema is sent in the structured-output form the server accepts,
+    falling back form by form when it refuses one (models/forms.py); `check_server` is the
+    one `/models` check the Caller makes before the first call (models/servers.py).
+    """
 
     def __init__(self, model: str, base_url: str, api_key: str | None, price: Price | None):
         self.spec = f"openai:{model}"
@@ -64,9 +58,22 @@ class OpenAIModel:
         self._tokens_key = (
             "max_completion_tokens" if _uses_completion_tokens(model) else "max_tokens"
         )
+        self.forms = Negotiation()
 
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec, "base_url": self.base_url}
+
+    def server_key(self) -> tuple[str, str]:
+        return self.base_url, self.model
+
+    async def check_server(self) -> None:
+        await check_served(self._client(), self.spec, self.base_url, self.model)
+
+    def structured_form(self) -> str | None:
+        return self.forms.settled
+
+    def assume_structured_form(self, form: str) -> None:
+        self.forms.start_at(form)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -78,25 +85,48 @@ class OpenAIModel:
             )
         return self._session
 
-    def _body(self, request: Request) -> bytes:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            self._tokens_key: request.max_tokens,
-            "temperature": request.temperature,
-        }
-        if request.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "output", "schema": request.json_schema, "strict": True},
-            }
+    def _body(self, request: Request, form: str | None = None) -> bytes:
+        """The request body; with a schema, in `form` (see models/forms.py)."""
+        messages = request.messages
+        body: dict[str, Any] = {"model": self.model}
+        if request.json_schema is not None and form is not None:
+            messages = messages_for(form, messages, request.json_schema)
+            structured = response_format(form, request.json_schema)
+            if structured is not None:
+                body["response_format"] = structured
+        body["messages"] = [{"role": m.role, "content": m.content} for m in messages]
+        body[self._tokens_key] = request.max_tokens
+        body["temperature"] = request.temperature
         return json.dumps(body).encode()
 
     async def generate(self, request: Request) -> Response:
+        if request.json_schema is None:
+            return await self._post(request, None)
+        return await self._structured(request)
+
+    async def _structured(self, request: Request) -> Response:
+        """Send in the current form; on a refusal of the form, go on with the next one (the
+        Caller sends the first such call alone, so a refused form is sent once)."""
+        while True:
+            form = self.forms.current()
+            try:
+                response = await self._post(request, form)
+            except ModelError as exc:
+                if exc.status is None or form == "prompt":
+                    raise
+                if not rejects_form(exc.status, exc.detail or ""):
+                    raise
+                if not self.forms.refused(form):
+                    raise
+                continue
+            self.forms.answered(form)
+            return response
+
+    async def _post(self, request: Request, form: str | None) -> Response:
         timeout = aiohttp.ClientTimeout(total=request.timeout_s)
         try:
             async with self._client().post(
-                self._url, data=self._body(request), timeout=timeout
+                self._url, data=self._body(request, form), timeout=timeout
             ) as reply:
                 raw = await reply.read()
                 status = reply.status
@@ -112,21 +142,20 @@ class OpenAIModel:
         return self._parse(raw)
 
     def _http_error(self, status: int, raw: bytes, retry_after: float | None) -> ModelError:
-        detail = scrub(raw[: 2 * DETAIL_LIMIT].decode("utf-8", "replace"))[:DETAIL_LIMIT]
+        text = body_text(raw)
         message = f"HTTP {status}"
-        try:
-            error = json.loads(raw).get("error", {})
-            if isinstance(error, dict) and error.get("message"):
-                message += f": {scrub(str(error['message']))[:300]}"
-        except (ValueError, AttributeError):
-            pass
-        retryable = status in OVERLOAD_STATUSES or status >= 500 or status == 408
+        said = error_message(raw)
+        if said:
+            message += f": {said}"
+        if status == 404:
+            message += f" (is {self.base_url} the server's OpenAI API, ending in /v1?)"
         return ModelError(
             message,
-            retryable=retryable,
+            retryable=is_retryable(status, text),
             overload=status in OVERLOAD_STATUSES,
             retry_after=retry_after,
-            detail=detail,
+            detail=text,
+            status=status,
         )
 
     def _parse(self, raw: bytes) -> Response:
@@ -138,8 +167,9 @@ class OpenAIModel:
             input_tokens = int(usage.get("prompt_tokens") or 0)
             output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            detail = scrub(raw[: 2 * DETAIL_LIMIT].decode("utf-8", "replace"))[:DETAIL_LIMIT]
-            raise ModelError("malformed response body", retryable=True, detail=detail) from None
+            raise ModelError(
+                "malformed response body", retryable=True, detail=body_text(raw)
+            ) from None
         cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(
             text=text,

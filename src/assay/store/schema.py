@@ -14,7 +14,10 @@ Tables (the modules of store/ that read and write them):
   cascade sends to humans;
 - `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
 - `judge_scores` (history.py): score rows per run for judge monitoring;
-- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration.
+- `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration;
+- `server_forms` (servers.py): the structured-output form each OpenAI-compatible server
+  accepted, per base URL and model (models/forms.py);
+- `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 """
 
 from __future__ import annotations
@@ -141,7 +144,41 @@ def _create_baseline(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline,)
+def _add_server_forms(db: sqlite3.Connection) -> None:
+    """1 → 2: `server_forms`, the structured-output form a server accepts per base URL and
+    model, so a later run does not send a form the server already refused."""
+    db.execute(
+        """CREATE TABLE server_forms (
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    form TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (base_url, model)
+)"""
+    )
+
+
+def _add_judge_benchmarks(db: sqlite3.Connection) -> None:
+    """2 → 3: the judge-bench figures, one row per run of a judge configuration on a set."""
+    db.execute(
+        """CREATE TABLE judge_benchmarks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    set_name TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    accuracy REAL,
+    position_consistency REAL,
+    figures TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute(
+        "CREATE INDEX judge_benchmarks_by_judge ON judge_benchmarks (judge, prompt_sha256, set_name, id)"
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms, _add_judge_benchmarks)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -16,7 +16,7 @@ from assay.core.records import Case
 from assay.core.redact import scrub
 from assay.core.rubric import Criterion, resolve_criteria, scale_bounds
 from assay.engine.calls import BudgetExhausted, Caller
-from assay.models.base import Message, Model, ModelError, Request
+from assay.models.base import Message, Model, ModelError, Request, ServerMismatch
 from assay.scorers.judge.bias import anonymise
 from assay.scorers.judge.config import JudgeConfig, build_judge_models, validate_config
 from assay.scorers.judge.prompts import chat, neutralise, render
@@ -69,6 +69,8 @@ async def ask_json(
     for attempt in range(2):
         try:
             response = await caller.call(model, request)
+        except ServerMismatch:
+            raise  # a wrong URL or judge name: the command stops with this one error
         except ModelError as exc:
             detail = scrub(exc.detail) if exc.detail else ""
             raise JudgeFailure(f"{model.spec}: {scrub(str(exc))}", [*raw, detail]) from None

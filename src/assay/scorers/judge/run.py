@@ -264,8 +264,14 @@ class Judging:
     async def run(self) -> None:
         """Judge the pending items concurrently; each result is stored as it finishes."""
         gate = asyncio.Semaphore(max(1, self.config.concurrency) * 2)
+        tasks = [asyncio.ensure_future(self.work(item, gate)) for item in self.pending]
         try:
-            await asyncio.gather(*(self.work(item, gate) for item in self.pending))
+            await asyncio.gather(*tasks)
+        except BaseException:  # e.g. ServerMismatch (a wrong URL or judge name): stop all
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             self.store.flush()
             for model in self.models.values():
