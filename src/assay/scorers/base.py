@@ -221,6 +221,10 @@ class CheckScorer:
 
 S = TypeVar("S")
 SCORERS: dict[str, Callable[..., Any]] = {}
+PREFIXES: dict[str, Callable[[str], Callable[..., Any]]] = {}
+"""`library:` name prefixes (`deepeval:`, `ragas:`) → a resolver from the full name to its
+scorer factory, so a library's metrics are looked up (and the library imported) only when a
+suite names one."""
 
 
 def register(name: str) -> Callable[[type[S]], type[S]]:
@@ -239,14 +243,26 @@ def _load_plugins() -> None:
             SCORERS[entry.name] = entry.load()
 
 
-def create_scorer(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer with its options (from the suite file)."""
+def scorer_factory(name: str) -> Callable[..., Any]:
+    """The factory of the scorer `name`: registered, a `library:metric` name of a prefix
+    in `PREFIXES` (the resolver raises InputError for a metric the library lacks), or a
+    plugin's; InputError listing the known scorers when none has it."""
+    prefix, colon, _ = name.partition(":")
+    if colon and prefix in PREFIXES and name not in SCORERS:
+        return PREFIXES[prefix](name)
     if name not in SCORERS:
         _load_plugins()
     if name not in SCORERS:
-        raise InputError(f"ERROR: scorer {name!r}: unknown (known: {', '.join(sorted(SCORERS))})")
+        known = [*sorted(SCORERS), *(f"{p}:<metric>" for p in sorted(PREFIXES))]
+        raise InputError(f"ERROR: scorer {name!r}: unknown (known: {', '.join(known)})")
+    return SCORERS[name]
+
+
+def create_scorer(name: str, **options: Any) -> Scorer:
+    """Build a registered scorer with its options (from the suite file)."""
+    factory = scorer_factory(name)
     try:
-        scorer: Scorer = SCORERS[name](**options)
+        scorer: Scorer = factory(**options)
     except TypeError as exc:
         raise InputError(f"ERROR: scorer {name!r}: bad options: {exc}") from None
     return scorer
