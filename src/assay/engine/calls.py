@@ -17,7 +17,7 @@ from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import sha256_json
-from assay.models.base import Model, ModelError, Request, Response, Served
+from assay.models.base import Model, ModelError, Request, Response, Served, ServerMismatch
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
 from assay.store import Store
@@ -154,6 +154,7 @@ class Caller:
         self._checking: dict[int, asyncio.Task[None]] = {}
         self._forms: dict[int, str | None] = {}  # id(served model) -> the form the store holds
         self._open: set[int] = set()  # served models whose structured calls need no gate
+        self._unlisted: set[int] = set()  # served models their server does not list (yet)
         self._gates: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
         self.calls = 0
         self.cache_hits = 0
@@ -249,7 +250,8 @@ class Caller:
     async def _check(self, model: Served) -> None:
         key = id(model)
         try:
-            await model.check_server()
+            if await model.check_server() is False:
+                self._unlisted.add(key)
         except BaseException as exc:
             if not isinstance(exc, asyncio.CancelledError):
                 self._checked[key] = exc
@@ -332,19 +334,37 @@ class Caller:
         gate = self._gate(model, request)
         if gate is not None:
             async with gate:
-                if id(model) not in self._open:
-                    response = await self._send(model, request, limiter, tally)
-                    self._open.add(id(model))
+                failure = self._checked.get(id(model))
+                if failure is not None:  # the server refused the name while this call waited
+                    raise failure
+                if self._alone(model, request):
+                    try:
+                        response = await self._send(model, request, limiter, tally)
+                    except ServerMismatch as exc:
+                        self._checked[id(model)] = exc
+                        raise
+                    self._unlisted.discard(id(model))
+                    if request.json_schema is not None:
+                        self._open.add(id(model))
                     return response
         return await self._send(model, request, limiter, tally)
 
-    def _gate(self, model: Model, request: Request) -> asyncio.Lock | None:
-        """Until a served model has answered one call with a JSON Schema, such calls go one at
-        a time (waiting here, before their timeout starts): a server that refuses the
-        structured-output form refuses it once, not once per concurrent call, and the form it
-        takes is known before the next call is sent (models/forms.py). None: no need."""
+    def _alone(self, model: Model, request: Request) -> bool:
+        """Whether this call must go alone: the first answered call of a model its server does
+        not list (it answers, or it refuses the name once with one clear error), or, until a
+        served model has answered one call with a JSON Schema, such calls (a server that
+        refuses the structured-output form refuses it once, not once per concurrent call, and
+        the form it takes is known before the next call is sent: models/forms.py)."""
         key = id(model)
-        if request.json_schema is None or key in self._open or key not in self._forms:
+        if key in self._unlisted:
+            return True
+        return request.json_schema is not None and key not in self._open and key in self._forms
+
+    def _gate(self, model: Model, request: Request) -> asyncio.Lock | None:
+        """The lock calls that must go alone (`_alone`) wait on, before their timeout starts;
+        None: no need."""
+        key = id(model)
+        if not self._alone(model, request):
             return None
         loop = asyncio.get_running_loop()
         held = self._gates.get(key)
