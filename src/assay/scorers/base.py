@@ -25,6 +25,8 @@ from assay.core.records import Case, ScoreRow, Trial
 
 if TYPE_CHECKING:
     from assay.engine.calls import Caller
+    from assay.models.base import Model
+    from assay.models.registry import ModelOptions
 
 Metrics = dict[str, float]
 BLOCKER = "blocker"
@@ -193,6 +195,35 @@ def mean_aggregate(rows: Sequence[Metrics]) -> Metrics:
             sums[key] = sums.get(key, 0.0) + value
             counts[key] = counts.get(key, 0) + 1
     return {key: sums[key] / counts[key] for key in sums}
+
+
+class JudgeBacked:
+    """Base of a scorer that asks a judge model (`judge`; None: it scores without one) through
+    the run's Caller: the model is built on first use and released by `aclose`, and
+    `suite_judge` lets `build_scorers` give it the suite's judge when its options name none."""
+
+    suite_judge: ClassVar[bool] = True
+    judge: str | None = None
+    judge_options: ModelOptions | None = None
+    _model: Model | None = None
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return (self.judge,) if self.judge else ()
+
+    def _judge_model(self) -> Model:
+        from assay.models.registry import ModelOptions, create_model
+
+        if self._model is None:
+            assert self.judge is not None
+            self._model = create_model(self.judge, self.judge_options or ModelOptions())
+        return self._model
+
+    async def aclose(self) -> None:
+        """Release the judge model's connections (the runner calls this when done)."""
+        if self._model is not None:
+            model, self._model = self._model, None
+            await model.aclose()
 
 
 class CheckScorer:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from assay.core.errors import EXIT_INCOMPLETE, AssayError, Incomplete, InputError
 from assay.models.base import Message, Request
 from assay.models.registry import ModelOptions
-from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
+from assay.scorers.base import JudgeBacked, Metrics, Score, ScoreContext, mean_aggregate
 
 if TYPE_CHECKING:
     from assay.core.records import Case
@@ -75,7 +75,7 @@ class JudgeBridge:
         return value
 
 
-class LibraryScorer:
+class LibraryScorer(JudgeBacked):
     """A metric of an LLM evaluation library as an assay scorer (see the package docstring).
 
     Subclasses set `library` and implement `measure`; `metric` is the library's name of the
@@ -83,8 +83,6 @@ class LibraryScorer:
     """
 
     library: ClassVar[str]
-    suite_judge: ClassVar[bool] = True
-    """`build_scorers` gives the scorer the suite's judge when its options name none."""
 
     def __init__(
         self,
@@ -103,7 +101,6 @@ class LibraryScorer:
         self.judge = judge
         self.judge_options = judge_options
         self.options = dict(options or {})
-        self._model: Model | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -112,10 +109,6 @@ class LibraryScorer:
     @property
     def primary(self) -> tuple[str, ...]:
         return (self.name,)
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        return (self.judge,) if self.judge else ()
 
     async def measure(
         self, ctx: ScoreContext, bridge: JudgeBridge
@@ -159,20 +152,6 @@ class LibraryScorer:
         if evidence:
             fields["evidence"] = evidence
         return Score.of(ctx.trial, self.name, {self.name: float(value)}, **fields)
-
-    def _judge_model(self) -> Model:
-        from assay.models.registry import create_model
-
-        if self._model is None:
-            assert self.judge is not None
-            self._model = create_model(self.judge, self.judge_options or ModelOptions())
-        return self._model
-
-    async def aclose(self) -> None:
-        """Release the judge model's connections (the runner calls this when done)."""
-        if self._model is not None:
-            model, self._model = self._model, None
-            await model.aclose()
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         return mean_aggregate(rows)
