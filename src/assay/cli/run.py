@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import Corpus
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
@@ -191,14 +192,7 @@ def run(
         ),
     ] = False,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
-    corpus: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="With a suite: a corpus threshold on the gated condition, METRIC<=X or"
-            " METRIC>=X (repeatable), replacing the suite's [scoring.corpus] bound of that"
-            " metric."
-        ),
-    ] = None,
+    corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.

@@ -39,16 +39,23 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
-def read_bytes(path: Path) -> bytes:
-    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable)."""
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn an error reading `path` into one clear InputError (missing, a folder, unreadable)."""
     try:
-        return path.read_bytes()
+        yield
     except FileNotFoundError:
         raise InputError(f"ERROR: {path}: file not found") from None
     except IsADirectoryError:
         raise InputError(f"ERROR: {path}: is a directory, expected a file") from None
     except OSError as exc:
         raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable)."""
+    with reading(path):
+        return path.read_bytes()
 
 
 def read_text(path: Path) -> str:
