@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import typer.main
 
 from assay.cli.app import PIPELINE_ORDER
 
 DESIGN_COMMANDS = ["validate", "run", "import", "judge", "review", "score", "calibrate", "bias",
-                   "winrate", "rank", "report", "history", "schema", "demo"]  # fmt: skip
+                   "judge-bench", "winrate", "rank", "report", "history", "schema",
+                   "demo"]  # fmt: skip
 
 
 def test_help_lists_every_command_in_pipeline_order(cli) -> None:
@@ -25,3 +27,19 @@ def test_every_command_has_help(cli, command: str) -> None:
     result = cli(command, "--help")
     assert result.code == 0, result.stderr
     assert "Usage:" in result.stdout and "--help" in result.stdout
+
+
+@pytest.mark.parametrize("command", PIPELINE_ORDER)
+def test_help_summary_is_the_start_of_the_commands_docstring(command: str) -> None:
+    """`assay --help` lists COMMANDS' summaries without importing the command modules; each
+    must be where its command's own help begins, so the two never drift apart."""
+    from typer import _click as click
+    from typer.core import TyperGroup
+
+    from assay.cli.app import COMMANDS, app
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    found = group.get_command(click.Context(group), command)
+    assert found is not None and found.help is not None
+    assert " ".join(found.help.split()).startswith(COMMANDS[command])

@@ -6,7 +6,8 @@
 
 `run` (cases × conditions × trials; a suite is then evaluated), `judge` (LLM judges over
 trials), `evaluate` (trials, score rows or a suite → verdict and report) and `calibrate`
-(judges against human labels); `bias`, `winrate`, `rank` and `history` (measuring judges and
+(judges against human labels), `judge_bench` (a judge against public human-labelled sets);
+`bias`, `winrate`, `rank` and `history` (measuring judges and
 models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
 logs as cases, trials and score rows). The command line parses flags, calls these and prints.
 """
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
     from assay.api.evaluation import evaluate
     from assay.api.importing import ImportResult, import_results
+    from assay.api.judgebench import BenchResult, judge_bench
     from assay.api.judging import judge
     from assay.api.measuring import (
         BiasAudit,
@@ -42,6 +44,8 @@ _HOME = {
     "ImportResult": "importing",
     "import_results": "importing",
     "judge": "judging",
+    "BenchResult": "judgebench",
+    "judge_bench": "judgebench",
     "BiasAudit": "measuring",
     "History": "measuring",
     "Ranking": "measuring",
@@ -55,6 +59,7 @@ _HOME = {
     "run": "running",
 }
 __all__ = [
+    "BenchResult",
     "BiasAudit",
     "Calibration",
     "History",
@@ -69,6 +74,7 @@ __all__ = [
     "history",
     "import_results",
     "judge",
+    "judge_bench",
     "rank",
     "run",
     "winrate",

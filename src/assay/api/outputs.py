@@ -316,6 +316,75 @@ class ImportSummary(Output):
     notes: list[str] = Field(default_factory=list)
 
 
+# -- assay judge-bench --json ---------------------------------------------------------------
+
+Interval = list[float] | None
+
+
+class ReferenceJudge(Output):
+    """A published judge's figures on the whole set, from the verdicts its authors released."""
+
+    set: str
+    judge: str
+    items: int
+    accuracy: float
+    position_consistency: float
+    source: str
+
+
+class BenchSet(Output):
+    """One set: accuracy (mean over both orders) and Cohen's κ against the gold labels,
+    position and length figures with their tests, 95% intervals, and the references."""
+
+    items: int
+    decided_by_rule: int
+    accuracy: Number
+    accuracy_ci: Interval
+    verdict_accuracy: Number
+    verdict_accuracy_ci: Interval
+    kappa: Number
+    kappa_ci: Interval
+    two_order_comparisons: int
+    position_consistency: Number
+    position_consistency_ci: Interval
+    first_position_wins: int
+    second_position_wins: int
+    first_position_share: Number
+    first_position_share_ci: Interval
+    z: Number
+    p: Number
+    flagged: bool
+    position_bias: Number
+    p_prefer_longer: Number
+    p_prefer_longer_ci: Interval
+    length_decided_comparisons: int
+    length_preference_z: Number
+    length_preference_p: Number
+    length_preference_flagged: bool
+    references: list[ReferenceJudge]
+
+
+class JudgeBench(Output):
+    """`assay judge-bench --json`: the judge's figures per set; `gate_failures` lists the
+    sets below --min-accuracy or above --max-position-bias (exit 1)."""
+
+    judge: str
+    prompt_sha256: str
+    sets: dict[str, BenchSet]
+    calls: int
+    cache_hits: int
+    resumed: int
+    failed: int
+    not_run: int
+    spent_usd: float
+    stopped: str | None
+    gate_failures: list[str]
+    output: str | None
+    report: str | None
+    store: str
+    exit_code: int
+
+
 OUTPUTS: dict[str, type[BaseModel]] = {
     "run-summary": RunSummary,
     "judge-summary": JudgeSummary,
@@ -326,4 +395,5 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "rank": Ranking,
     "history": History,
     "import-summary": ImportSummary,
+    "judge-bench": JudgeBench,
 }

@@ -21,7 +21,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -390,6 +389,8 @@ def resolve_criteria(
 
 def load_rubric(path: Path) -> Rubric:
     """Read a rubric file (.yaml/.yml/.json); errors name the file and field."""
+    import yaml  # here, not at the top: only rubric files need it, and start-up stays quick
+
     text = read_text(path)
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
@@ -411,6 +412,8 @@ def load_rubric(path: Path) -> Rubric:
 
 def dump_rubric(rubric: Rubric, path: Path) -> str:
     """The rubric as YAML or JSON text, by the output file's extension."""
+    import yaml
+
     data = rubric.model_dump(exclude_none=True)
     if path.suffix == ".json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -134,6 +134,16 @@ class DimensionResult:
         }
 
 
+def cohen_kappa(
+    reference: Sequence[Any], rated: Sequence[Any], labels: Sequence[Any]
+) -> float | None:
+    """Cohen's κ (unweighted, scikit-learn's) between two raters over `labels`; None when
+    undefined (both raters gave one and the same label throughout)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return finite(cohen_kappa_score(reference, rated, labels=list(labels)))
+
+
 def wilson(successes: int, trials: int) -> list[float] | None:
     """Wilson score 95% interval of a proportion (scipy's binomtest)."""
     if trials == 0:
@@ -257,9 +267,7 @@ def compare_judge(
             pearson, spearman, kendall = figures.pearson, figures.spearman, figures.kendall
         else:
             classes = class_figures([str(v) for v in judge], [str(v) for v in human])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                kappa = finite(cohen_kappa_score(human_codes, judge_codes, labels=codes))
+            kappa = cohen_kappa(human_codes, judge_codes, codes)
         if kind == "binary":
             positive = thresholds.positive
             positives = [j for j, h in pairs if h == positive]

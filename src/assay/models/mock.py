@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import random
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from assay.core.errors import InputError
@@ -42,16 +43,30 @@ def _echo(request: Request) -> str:
 
 BEHAVIOURS: dict[str, Behaviour] = {"answer": _answer, "echo": _echo}
 
+# Modules that register more behaviours (the scripted judges: mock:first, mock:fair, ...),
+# named here and imported on the first lookup of a behaviour not yet known: the command line
+# loads them only when a mock model needs them.
+MORE_BEHAVIOURS = ("assay.scorers.judge.mock",)
+
+
+def behaviour_named(name: str) -> Behaviour | None:
+    """The behaviour registered under NAME (loading MORE_BEHAVIOURS first if need be)."""
+    if name not in BEHAVIOURS:
+        for module in MORE_BEHAVIOURS:
+            import_module(module)
+    return BEHAVIOURS.get(name)
+
 
 class MockModel:
     """Answers instantly (or after `latency`) from a named behaviour; free unless priced."""
 
     def __init__(self, spec: str, behaviour: str, options: dict[str, str], price: Price | None):
-        if behaviour not in BEHAVIOURS:
+        found = behaviour_named(behaviour)
+        if found is None:
             known = ", ".join(sorted(BEHAVIOURS))
             raise InputError(f"ERROR: model spec {spec!r}: unknown mock behaviour (known: {known})")
         self.spec = spec
-        self.behaviour = BEHAVIOURS[behaviour]
+        self.behaviour = found
         self.price = price if price is not None else FREE
         try:
             self.latency = float(options.pop("latency", 0.0))

@@ -29,7 +29,7 @@ from assay.verdict.analysis import Analysis
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
-from assay.verdict.rows import BASELINE
+from assay.verdict.rows import BASELINE, ScoredTrial
 from assay.verdict.thresholds import case_metric_means, threshold_misses
 
 if TYPE_CHECKING:
@@ -122,9 +122,22 @@ def _case_checks(
         misses.setdefault((case, scorer), []).append(message)
     means = case_metric_means(results, candidate)
     methods = scorer_methods(results)
+    # Indexed by case once (not searched per case: a corpus has thousands of cases).
+    blocked_rows: dict[str, list[ScoredTrial]] = {}
+    for row in rows:
+        if row.blocker:
+            blocked_rows.setdefault(row.case_id, []).append(row)
+    blocking = {
+        (r.case_id, r.scorer)
+        for r in results
+        if r.condition == candidate and r.metrics.get("blocker", 0) > 0
+    }
+    case_misses: dict[str, list[tuple[str, list[str]]]] = {}
+    for (case, source), missed in sorted(misses.items()):
+        case_misses.setdefault(case, []).append((source, missed))
     checks = []
     for case_id in sorted({r.case_id for r in rows} | set(means) | {c for c, _ in misses}):
-        blocked = [r for r in rows if r.case_id == case_id and r.blocker]
+        blocked = blocked_rows.get(case_id, [])
         detail = "; ".join(
             f"trial {r.trial}: {', '.join([*map(str, r.findings), *([r.notes] if r.notes else [])]) or 'blocker'}"
             for r in blocked
@@ -142,12 +155,7 @@ def _case_checks(
             scorers.setdefault(scorer, []).append(f"{metric}={value:.3g}")
         for scorer, figures in sorted(scorers.items()):
             missed = misses.get((case_id, scorer), [])
-            blocker = any(
-                r.metrics.get("blocker", 0) > 0
-                for r in results
-                if r.case_id == case_id and r.condition == candidate and r.scorer == scorer
-            )
-            problems = missed + (["blocking finding"] if blocker else [])
+            problems = missed + (["blocking finding"] if (case_id, scorer) in blocking else [])
             method = methods.get((candidate, scorer))
             checks.append(
                 CaseCheck(
@@ -160,8 +168,8 @@ def _case_checks(
             )
         checks.extend(
             CaseCheck(case_id=case_id, check=source, passed=False, message="; ".join(missed))
-            for (case, source), missed in sorted(misses.items())
-            if case == case_id and source not in scorers
+            for source, missed in case_misses.get(case_id, [])
+            if source not in scorers
         )
     return checks
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from assay.core.errors import InputError
 from assay.scorers.base import CheckScorer, Metrics, ScoreContext, mean_aggregate, register
 from assay.scorers.common import flag
@@ -67,6 +65,8 @@ class Budget(CheckScorer):
         result = mean_aggregate(rows)
         latencies = [r["latency_s"] for r in rows if "latency_s" in r]
         if latencies:
+            import numpy as np  # here, not at the top: `assay run` starts without numpy
+
             result["latency_p95_s"] = float(np.percentile(latencies, 95))
         costs = [r["cost_usd"] for r in rows if "cost_usd" in r]
         if costs:

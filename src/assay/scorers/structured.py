@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from assay.core.errors import InputError
 from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
@@ -40,6 +40,10 @@ class JsonSchema(CheckScorer):
 
     @staticmethod
     def _validator(schema: dict[str, Any], where: str) -> Draft202012Validator:
+        # jsonschema is imported here, when a schema is checked: `assay run` starts without it.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:

@@ -9,7 +9,10 @@ and `SCHEMA_VERSION` follows.
 Tables (the modules of store/ that read and write them):
 - `runs`, `trials`, `call_cache` (db.py): a run's config, its trials in plan order keyed for
   resume, the content-addressed cache of model replies;
-- `run_spend` (spend.py): what each run has spent, so a resumed run keeps its budget;
+- `run_spend`, `run_reservations` (spend.py): what each run has spent, so a resumed run keeps
+  its budget, and the reservations of calls in flight, recorded before each is sent (those a
+  killed process left count as spent);
+- `run_leases` (lease.py): the process running each run, with its heartbeat;
 - `judgments`, `review_queue`: the judges' records keyed for resume, and the items the judge
   cascade sends to humans;
 - `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
@@ -17,6 +20,7 @@ Tables (the modules of store/ that read and write them):
 - `judge_calibrations` (calibrations.py): calibration verdicts per judge configuration;
 - `server_forms` (servers.py): the structured-output form each OpenAI-compatible server
   accepted, per base URL and model (models/forms.py);
+- `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 - `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
   call cache keys of their requests.
 """
@@ -159,8 +163,53 @@ def _add_server_forms(db: sqlite3.Connection) -> None:
     )
 
 
+def _add_judge_benchmarks(db: sqlite3.Connection) -> None:
+    """2 → 3: the judge-bench figures, one row per run of a judge configuration on a set."""
+    db.execute(
+        """CREATE TABLE judge_benchmarks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    judge TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    set_name TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    accuracy REAL,
+    position_consistency REAL,
+    figures TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute(
+        "CREATE INDEX judge_benchmarks_by_judge ON judge_benchmarks (judge, prompt_sha256, set_name, id)"
+    )
+
+
+def _leases_and_reservations(db: sqlite3.Connection) -> None:
+    """3 → 4: `run_reservations` (each metered call's reservation, recorded before it is sent)
+    and `run_leases` (which process is running a run, and its heartbeat)."""
+    db.execute(
+        """CREATE TABLE run_reservations (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    amount_usd REAL NOT NULL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX run_reservations_by_run ON run_reservations (run_id)")
+    db.execute(
+        """CREATE TABLE run_leases (
+    run_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    heartbeat REAL NOT NULL,
+    taken_at TEXT NOT NULL
+)"""
+    )
+
+
 def _add_batches(db: sqlite3.Connection) -> None:
-    """→ next: `batches` and `batch_requests`, the provider batches a run submitted and the
+    """4 → 5: `batches` and `batch_requests`, the provider batches a run submitted and the
     requests (by call cache key) in each, so a restarted run waits for the same batches
     instead of submitting its requests again (engine/batching.py)."""
     db.execute(
@@ -183,7 +232,13 @@ def _add_batches(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms, _add_batches)
+MIGRATIONS: Sequence[Migration] = (
+    _create_baseline,
+    _add_server_forms,
+    _add_judge_benchmarks,
+    _leases_and_reservations,
+    _add_batches,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

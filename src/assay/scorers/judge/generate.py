@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import ValidationError
 
+from assay.core import aio
 from assay.core.jsonl import describe_validation_error
 from assay.core.rubric import Rubric, Scale, Strictness, scale_bounds
 from assay.engine.budget import Budget
@@ -141,4 +141,4 @@ def generate_rubric(
             await model.aclose()
             store.flush()
 
-    return asyncio.run(go())
+    return aio.run(go())

@@ -15,6 +15,10 @@ which only does when asked to repair its reply.
   checked against the document sentence sharing most of its words — with half its words
   or more there, it is supported when its numbers and negation match that sentence, else
   contradicted; with fewer, unverifiable. A document is contradicted when a claim is.
+  DeepEval's and RAGAS's own prompts get answers by the same rule (`mock_external.py`).
+* `gold`     — pairwise: prefers the response the case's `metadata.gold_response` names (a
+  tie when `metadata.gold` is `tie`), whatever the order: the perfect judge of a labelled set
+  (`assay judge-bench`); direct/screen: like `fair`.
 * `malformed` — broken JSON, always.
 * `repairable` — broken JSON first, a valid (fair) reply to the repair prompt.
 """
@@ -29,8 +33,9 @@ from typing import Any
 
 from assay.models.base import Request
 from assay.models.mock import BEHAVIOURS
+from assay.scorers.judge.mock_external import EXTERNAL
 from assay.scorers.judge.mock_grounding import GROUNDING, Check, overlap_check
-from assay.scorers.judge.prompts import framed_responses
+from assay.scorers.judge.prompts import framed_responses, neutralise
 
 Quality = Callable[[str, Request], float]
 TOKEN = re.compile(r"[a-z0-9]+")
@@ -157,9 +162,25 @@ def judge_behaviour(
             return json.dumps(_rubric(request))
         if title in GROUNDING:
             return json.dumps(GROUNDING[title](_first_user(request), grounding))
+        if title in EXTERNAL:
+            return json.dumps(EXTERNAL[title](_first_user(request), grounding))
         return "I am a scripted judge."
 
     return behave
+
+
+def _gold(first: str, second: str, request: Request) -> str:
+    """Pairwise: the response the case's metadata names as the gold winner."""
+    metadata = (request.case.metadata if request.case is not None else None) or {}
+    winner = metadata.get("gold_response")
+    if metadata.get("gold") == "tie" or not isinstance(winner, str):
+        return "tie"
+    shown = neutralise(winner).strip()
+    if first.strip() == shown:
+        return "1"
+    if second.strip() == shown:
+        return "2"
+    return _by(lambda text, _: token_f1(text, winner))(first, second, request)
 
 
 def _malformed(request: Request) -> str:
@@ -179,6 +200,7 @@ JUDGE_BEHAVIOURS: dict[str, Callable[[Request], str]] = {
     "first": judge_behaviour(_high, lambda first, second, request: "1"),
     "longer": judge_behaviour(_length, _longer),
     "fair": _fair,
+    "gold": judge_behaviour(_closeness, _gold, overlap_check),
     "malformed": _malformed,
     "repairable": _repairable,
 }

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any
-
-from jinja2 import Environment, StrictUndefined, Template
+from typing import TYPE_CHECKING, Any
 
 from assay.core.records import Case
 from assay.engine.plan import sha256_text
 from assay.models.base import Message
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
 
 SYSTEM = (
     "You are an impartial evaluator of AI assistant responses. You follow the grading "
@@ -32,6 +33,9 @@ CONTEXT_CHARS = 6000
 
 @cache
 def _environment() -> Environment:
+    # jinja2 is imported here, on the first render: a run checks its judges without it.
+    from jinja2 import Environment, StrictUndefined
+
     return Environment(
         autoescape=False,
         undefined=StrictUndefined,

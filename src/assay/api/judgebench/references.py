@@ -1,0 +1,127 @@
+"""Reference judges' figures on the benchmark sets, next to which a judge is shown.
+
+`data/references.json` lists, per set, known judges' accuracy and position consistency, each
+with its source. They are computed from the verdicts the sets' authors released (LLMBar's
+`result.json` of each evaluator, both orders; PRD's GPT-4 and Claude reviews, both orders),
+on the whole set, by `compute_references` from the public layout: `tests/test_judge_bench.py`
+recomputes them and checks the file. Accuracy is the two orders' mean, as in the papers; a
+verdict the upstream parser could not read counts as wrong. `llmbar-adversarial` pools its
+four subsets' items (the LLMBar paper also reports each subset and their unweighted mean, so
+its adversarial figure can differ from the pooled one here).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from assay.api.judgebench.sets import (
+    LLMBAR_ADVERSARIAL,
+    PRD_SCORE,
+    Gold,
+    prd_files,
+    prd_vicuna80,
+    read_json,
+    read_jsonl,
+)
+from assay.measure.judgebench import reference_figures
+
+REFERENCES = Path(__file__).parent / "data" / "references.json"
+LLMBAR_EVALUATORS = ("GPT-4", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon")
+LLMBAR_STRATEGY = "Vanilla_NoRules"
+LLMBAR_SOURCE = (
+    "Zeng et al., Evaluating Large Language Models at Evaluating Instruction Following"
+    " (ICLR 2024); verdicts from github.com/princeton-nlp/LLMBar @ 900616b,"
+    " Dataset/LLMBar/{subset}/evaluators/{judge}/" + LLMBAR_STRATEGY + "/result.json"
+)
+PRD_SOURCE = (
+    "Li et al., PRD: Peer Rank and Discussion Improve Large Language Model based Evaluations"
+    " (2023); reviews from github.com/bcdnlp/PRD @ 35fb99e, data/vicuna80/ratings-{reviewer}/"
+)
+PRD_REVIEWERS = {"gpt4": "GPT-4", "claude": "Claude"}
+WINNER: dict[str | None, Gold | None] = {"1": "a", "2": "b", None: None}
+
+
+def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
+    found = []
+    for judge in LLMBAR_EVALUATORS:
+        gold: list[str] = []
+        orders: list[tuple[str | None, str | None]] = []
+        for subset in subsets:
+            folder = data / "llmbar" / "Dataset" / "LLMBar" / subset / "evaluators" / judge
+            path = folder / LLMBAR_STRATEGY / "result.json"
+            if not path.is_file():
+                break
+            for row in read_json(path):
+                run = row["results"][0]
+                gold.append("a" if row["label"] == 1 else "b")
+                orders.append(
+                    (WINNER[run["swap = False"]["winner"]], WINNER[run["swap = True"]["winner"]])
+                )
+        else:
+            figures = reference_figures(gold, orders)
+            shown = (
+                subsets[0]
+                if len(subsets) == 1
+                else "Adversarial/{" + ",".join(LLMBAR_ADVERSARIAL) + "}"
+            )
+            source = LLMBAR_SOURCE.format(subset=shown, judge=judge)
+            found.append({"set": name, "judge": judge, **figures, "source": source})
+    return found
+
+
+def _prd(data: Path) -> list[dict[str, Any]]:
+    gold = {item.id: item.gold for item in prd_vicuna80(data)}
+    found = []
+    for reviewer, judge in PRD_REVIEWERS.items():
+        verdicts: dict[tuple[str, str, int], Gold] = {}
+        for (first, second), path in prd_files(data, reviewer).items():
+            for row in read_jsonl(path):
+                verdicts[(first, second, row["question_id"])] = PRD_SCORE[row["score"]]
+        flip: dict[Gold | None, Gold | None] = {"a": "b", "b": "a", "tie": "tie", None: None}
+        labels: list[str] = []
+        orders: list[tuple[str | None, str | None]] = []
+        for key, label in gold.items():
+            pair, question = key.rsplit("-q", 1)
+            first, second = pair.split("-vs-")
+            shown = verdicts.get((first, second, int(question)))
+            swapped = flip[verdicts.get((second, first, int(question)))]
+            labels.append(label)
+            orders.append((shown, swapped))
+        figures = reference_figures(labels, orders)
+        found.append(
+            {
+                "set": "prd-vicuna80",
+                "judge": judge,
+                **figures,
+                "source": PRD_SOURCE.format(reviewer=reviewer),
+            }
+        )
+    return found
+
+
+def compute_references(data: Path) -> list[dict[str, Any]]:
+    """Every reference figure, recomputed from the public sets under `data`."""
+    rows = _llmbar(data, "llmbar-natural", ["Natural"])
+    rows += _llmbar(data, "llmbar-adversarial", [f"Adversarial/{s}" for s in LLMBAR_ADVERSARIAL])
+    rows += _prd(data)
+    for row in rows:
+        for key in ("accuracy", "position_consistency"):
+            row[key] = round(row[key], 4)
+    return rows
+
+
+def load_references() -> dict[str, list[dict[str, Any]]]:
+    """The reference figures of `data/references.json`, by set."""
+    by_set: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in json.loads(REFERENCES.read_text(encoding="utf-8")):
+        by_set[row["set"]].append(row)
+    return dict(by_set)
+
+
+def write_references(data: Path) -> None:
+    """Regenerate `data/references.json` from the public sets (see bench/)."""
+    text = json.dumps(compute_references(data), indent=2, ensure_ascii=False)
+    REFERENCES.write_text(text + "\n", encoding="utf-8")

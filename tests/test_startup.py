@@ -1,0 +1,69 @@
+"""The command line starts fast: it imports what a command needs only when that command runs.
+
+These check which modules get imported (in a fresh interpreter), not how long it takes;
+bench/startup.py prints the timings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Heavy libraries no start-up path may import: numerics, plotting, templating, the review web app.
+HEAVY = ["numpy", "scipy", "matplotlib", "jinja2", "starlette"]
+
+
+def imported_after(code: str) -> set[str]:
+    """The top-level packages in sys.modules after running CODE in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+
+
+def test_import_assay_cli_imports_no_heavy_library() -> None:
+    assert imported_after("import assay.cli").isdisjoint(HEAVY)
+
+
+def test_help_imports_no_command_module() -> None:
+    code = (
+        "import sys\nfrom assay.cli.app import app\n"
+        "try:\n    app(['--help'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print([m for m in sys.modules if m.startswith('assay.cli.') and m not in"
+        " ('assay.cli.app', 'assay.cli.output')])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Commands:" in done.stdout
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "schema"])
+def test_startup_commands_import_no_heavy_library(command: str) -> None:
+    assert imported_after(f"import assay.cli.{command}").isdisjoint(HEAVY)
+
+
+def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
+    """What `assay run SUITE.toml` loads before its first model call (the run path, the
+    provider, every scorer for the suite's pre-run checks) leaves out the heavy libraries and
+    the ones only later steps need (jsonschema for a schema check, YAML for rubric files)."""
+    loaded = imported_after(
+        "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
+        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config"
+    )
+    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml"])
+
+
+def test_a_scripted_judge_answers_as_the_system_under_test_in_a_fresh_process(tmp_path) -> None:
+    """The scripted judges (mock:first, ...) register when a mock model first needs them,
+    not because the command line imported the judges up front."""
+    cases = tmp_path / "cases.jsonl"
+    case = {"id": "c1", "category": "general", "prompt": "Q?", "risk": "low", "criteria": ["ok"]}
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "run", "--cases", str(cases), "--model", "mock:first",
+         "--trials", "1", "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1/1 trials answered" in done.stdout
