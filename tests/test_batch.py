@@ -123,6 +123,7 @@ def test_killed_run_resumes_the_submitted_batch(
         sys.executable, "-m", "assay", "run", "--cases", str(catalogue),
         "--model", "openai:gpt-4o-mini", "--base-url", f"{server.root}/v1",
         "--batch", "--batch-poll-s", "0.01", "--output", "trials.jsonl", "--trials", "1",
+        "--budget-usd", "1",
     ]  # fmt: skip
     process = subprocess.Popen(args, env=env, cwd=tmp_path)
     try:
@@ -136,9 +137,11 @@ def test_killed_run_resumes_the_submitted_batch(
         process.kill()
         process.wait(30)
     server.hold = False
-    result = run_openai(cli, server, catalogue)
+    result = run_openai(cli, server, catalogue, "--budget-usd", "1")
     assert result.code == 0, result.stderr
     assert server.submissions == 1  # the same batch, not a second submission
+    # The killed process's calls are paid once, when the rerun collects them.
+    assert result.json()["run_spent_usd"] == pytest.approx(5 * HALF_PRICE)
     assert len(trials()) == 5 and all(r["error"] is None for r in trials())
 
 

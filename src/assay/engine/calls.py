@@ -197,7 +197,9 @@ class Caller:
         await self._ready(model)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
-        held = self._hold(reserved)
+        # A batched call's durable record is its batch in the store (a rerun collects and
+        # pays for it), so it holds no reservation that a rerun would count as spent.
+        held = None if self._batched(model) else self._hold(reserved)
         answered = stopped = False
         try:
             response = without_secrets(await self._answer(model, request, tally, key), self.secrets)
@@ -224,10 +226,15 @@ class Caller:
         """A direct call with retries, or (`--batch`, a model with a batch API) the answer
         from a provider batch: no per-call timeout, limiter or retry (a request its batch
         did not answer is an error now and is submitted again by the next run)."""
-        if self.batch is not None and self.batch.api(model) is not None:
+        if self._batched(model):
+            assert self.batch is not None
             self.calls += 1
             return await self.batch.generate(model, request, key)
         return await self._with_retries(model, request, tally)
+
+    def _batched(self, model: Model) -> bool:
+        """Whether the model's calls go through its provider's batch API (`--batch`)."""
+        return self.batch is not None and self.batch.api(model) is not None
 
     def _hold(self, reserved: float) -> int | None:
         """Record the reservation in the store before the call is sent (with a budget and a
