@@ -92,3 +92,9 @@ def test_every_named_schema_model_exists() -> None:
     assert set(OUTPUTS) <= set(SCHEMAS)
     for name in SCHEMAS:
         assert issubclass(SCHEMAS[name], BaseModel), name
+
+
+def test_recording_judge_scores_imports_no_scipy() -> None:
+    """A suite run with judges records their scores for `assay history` (store/history.py)
+    without importing scipy: only the bias statistics that use it import it."""
+    assert "scipy" not in imported_after("import assay.scorers.judge.run, assay.store.history")
