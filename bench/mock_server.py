@@ -61,7 +61,7 @@ class ServerConfig:
     retry_after: float = 0.05
     timeout_sleep: float = 30.0
     judge_reply: str | None = None
-    record: bool = False  # keep a per-request log (arrival, reply time, body hash, fault)
+    record: bool = False  # keep a per-request log (arrival, reply time, body hash, model, fault)
     flavour: str = "openai"  # how structured output and model names are answered
     models: list[str] | None = None  # what GET /v1/models lists (None: no such path)
 
@@ -153,6 +153,7 @@ class MockServer:
                     "arrived": arrived,
                     "replied": time.perf_counter(),
                     "body": hashlib.sha256(raw).hexdigest()[:16],
+                    "model": body.get("model"),
                     "fault": fault,
                 }
             )

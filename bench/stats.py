@@ -18,26 +18,29 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write(path: Path, rows: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+def write(path: Path, rows: Iterable[dict[str, object]]) -> Path:
+    """Write rows as JSONL, one at a time (a million rows never sit in memory at once)."""
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
     return path
 
 
 METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")
 
 
-def score_rows(n: int, rng: random.Random) -> list[dict[str, object]]:
+def score_rows(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
     """n Score rows: baseline and candidate, 3 trials of n/6 cases, the rubric's 5 metrics."""
-    rows: list[dict[str, object]] = []
     for i in range(n):
         condition = ("baseline", "candidate")[i % 2]
         shift = 0.2 if condition == "candidate" else 0.0
-        rows.append(
+        yield (
             {
                 "case_id": f"case-{i // 6}",
                 "trial": (i // 2) % 3 + 1,
@@ -46,15 +49,13 @@ def score_rows(n: int, rng: random.Random) -> list[dict[str, object]]:
                 "source": "judge:bench",
             }
         )
-    return rows
 
 
-def comparisons_vs_baseline(n: int, rng: random.Random) -> list[dict[str, object]]:
+def comparisons_vs_baseline(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
     models = [f"model-{k}" for k in range(10)]
-    rows: list[dict[str, object]] = []
     for i in range(n):
         model = models[i % len(models)]
-        rows.append(
+        yield (
             {
                 "case_id": f"case-{i // len(models)}",
                 "a": "baseline",
@@ -65,26 +66,22 @@ def comparisons_vs_baseline(n: int, rng: random.Random) -> list[dict[str, object
                 "len_b": rng.randint(100, 3000),
             }
         )
-    return rows
 
 
-def games(n: int, rng: random.Random) -> list[dict[str, object]]:
+def games(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
     players = [f"model-{k}" for k in range(12)]
     strength = {p: 1.0 + k for k, p in enumerate(players)}
-    rows: list[dict[str, object]] = []
     for i in range(n):
         a, b = rng.sample(players, 2)
         u = rng.random()
         p_a = strength[a] / (strength[a] + strength[b])
         verdict = "tie" if u > 0.9 else ("a" if u < 0.9 * p_a else "b")
-        rows.append(
+        yield (
             {"case_id": f"case-{i}", "a": a, "b": b, "judge": f"judge-{i % 3}", "verdict": verdict}
         )
-    return rows
 
 
-def labels(n: int, rng: random.Random) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
+def labels(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
     items = n // 5
     for i in range(items):
         dim = "escalation" if i % 2 else "correctness"
@@ -92,8 +89,7 @@ def labels(n: int, rng: random.Random) -> list[dict[str, object]]:
             ("FAIL" if rng.random() < 0.3 else "PASS") if dim == "escalation" else rng.randint(1, 5)
         )
         for rater in ("human:a", "human:b", "human:c", "judge:one", "judge:two"):
-            rows.append({"item_id": f"item-{i}", "dimension": dim, "rater": rater, "value": truth})
-    return rows
+            yield ({"item_id": f"item-{i}", "dimension": dim, "rater": rater, "value": truth})
 
 
 def cpu_children() -> float:

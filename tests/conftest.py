@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+# DeepEval (assay[metrics]) installs a pytest plugin; in the sessions pytester starts it would
+# report the session: no telemetry from the tests.
+os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
+os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 
 from mock_server import ServerConfig, serve  # noqa: E402
 

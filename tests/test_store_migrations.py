@@ -78,6 +78,8 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "trials",
         "call_cache",
         "run_spend",
+        "run_reservations",
+        "run_leases",
         "judgments",
         "review_queue",
         "review_order",

@@ -1,8 +1,9 @@
 """Crash safety: SIGKILL a command at random points; running it again completes to exactly
 the records an uninterrupted run produces (by key and content, timings aside).
 
-The parametrized factories list what is checked: `assay run`, and `assay judge` on the trials
-of an uninterrupted run.
+The parametrized factories list what is checked: `assay run`, `assay judge` on the trials
+of an uninterrupted run, and `assay run SUITE.toml` with a judge pipelined with the run (its
+judge calls start while trials are still being made; a kill lands among both).
 """
 
 from __future__ import annotations
@@ -99,8 +100,39 @@ def judge_command(catalogue: Path) -> Command:
     # fmt: on
 
 
+def suite_command(catalogue: Path) -> Command:
+    """`assay run SUITE.toml`: mock model and mock judge, both with latency and injected
+    failures (retried); the judge is pipelined with the run. Checked: the judge's rows."""
+    suite = catalogue.parent / "suite.toml"
+    suite.write_text(
+        f'name = "crash"\ncases = "{catalogue.name}"\ntrials = 2\n'
+        'model = "mock:answer,latency=0.05,fail=0.1"\n'
+        "[run]\nconcurrency = 2\nretries = 10\n"
+        '[[conditions]]\nname = "baseline"\n'
+        '[judge]\njudges = ["mock:fair,latency=0.05,fail=0.1"]\nallow_unmetered = true\n',
+        encoding="utf-8",
+    )
+    # fmt: off
+    return Command(
+        name="suite",
+        argv=lambda wd: [
+            "run",
+            str(suite),
+            "--out",
+            str(wd / "out"),
+            "--store",
+            str(wd / "store.db"),
+        ],
+        output="out/scores.jsonl",
+        progress=lambda wd: stored_rows(wd / "store.db", "judgments"),
+    )
+    # fmt: on
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("factory", [run_command, judge_command], ids=["run", "judge"])
+@pytest.mark.parametrize(
+    "factory", [run_command, judge_command, suite_command], ids=["run", "judge", "suite"]
+)
 def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_records(
     factory: Callable[[Path], Command], catalogue: Path, tmp_path: Path
 ) -> None:

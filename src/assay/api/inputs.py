@@ -8,7 +8,9 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors, load_records, repeats
 from assay.core.records import Trial
-from assay.store import Store
+from assay.store import Store, damaged_store
+
+__all__ = ["damaged_store", "load_trials", "trial_key"]  # damaged_store: for the command line
 
 Source = str | Path
 

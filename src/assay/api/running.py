@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.core.cases import DEFAULT_CASES, load_cases
+from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output
 from assay.core.records import Case, Trial
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     # loaded before the run's first model call.
     from assay.api.outputs import RunSummary
     from assay.api.results import Result
+    from assay.scorers.judge.follow import JudgeFollower
 
 Progress = Callable[[bool], None]
 
@@ -88,10 +89,12 @@ class RunOutcome:
         )
 
 
-def select_cases(cases: Sequence[Case], wanted: Sequence[str] | None) -> list[Case]:
-    """Keep the cases named by --case (in catalogue order); unknown ids are an error."""
+def select_cases(cases: Sequence[Case], wanted: Sequence[str] | None) -> Sequence[Case]:
+    """Keep the cases named by --case (in catalogue order); unknown ids are an error.
+
+    Without --case a catalogue read from its file stays a `CaseFile` (streamed, never held)."""
     if not wanted:
-        return list(cases)
+        return cases if isinstance(cases, CaseFile) else list(cases)
     known = {c.id for c in cases}
     missing = [w for w in wanted if w not in known]
     if missing:
@@ -186,9 +189,9 @@ def run_request(
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
     if suite is not None and (isinstance(cases, str | Path) or cases is None):
-        catalogue = load_suite_cases(suite, _path(cases))  # a pinned golden set is checked
+        catalogue: Sequence[Case] = load_suite_cases(suite, _path(cases))  # pinned: checked
     elif isinstance(cases, str | Path) or cases is None:
-        catalogue = load_cases(_path(cases) or DEFAULT_CASES)
+        catalogue = scan_cases(_path(cases) or DEFAULT_CASES)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -233,6 +236,7 @@ def run(
     out: str | Path | None = None,
     progress: Progress | None = None,
     require_judge: bool = False,
+    warn: Callable[[str], None] | None = None,
     **options: Any,
 ) -> RunOutcome:
     """Run cases × conditions × trials; with a suite, judge, score, gate and report the run.
@@ -240,7 +244,8 @@ def run(
     `options` are `run_request`'s (cases, model, trials, budget_usd, ...). `out` is the suite's
     output folder (default: the suite's `output`, else assay-out/<suite name>).
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
-    InputError before any call; otherwise that judge is disabled (see `assay.api.keys`)."""
+    InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
+    `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
     loaded = load(suite)
     return execute_run(
         loaded,
@@ -249,6 +254,7 @@ def run(
         out=out,
         progress=progress,
         require_judge=require_judge,
+        warn=warn,
     )
 
 
@@ -260,6 +266,7 @@ def execute_run(
     out: str | Path | None = None,
     progress: Progress | None = None,
     require_judge: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run a resolved request (see `run_request`); with a suite, evaluate the run.
 
@@ -279,7 +286,8 @@ def execute_run(
         judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:
-        result = execute(request, handle, progress)
+        follower = _follower(suite, judge, request, handle) if suite is not None else None
+        result = execute(request, handle, progress, warn, follower)
     finally:
         handle.close()
     outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)
@@ -297,7 +305,7 @@ def execute_run(
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
-        _evaluate_run(outcome, suite, Path(out) if out is not None else None)
+        _evaluate_run(outcome, suite, Path(out) if out is not None else None, follower)
     return outcome
 
 
@@ -346,29 +354,70 @@ def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -
     return suite.model_copy(update={"scoring": scoring})
 
 
-def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
-    """`assay run SUITE.toml`: judge, score, gate and report the run into the output folder
-    (with a disabled judge: the suite as evaluated without it, `assay.api.keys`).
+def _as_evaluated(
+    suite: Suite, judge: JudgeStatus | None, conditions: Sequence[Condition]
+) -> tuple[Suite, list[str], str | None]:
+    """The suite as its run is evaluated (without a disabled judge, `assay.api.keys`), the
+    changes that made, and a note saying why nothing is evaluated (None: it is).
 
     One condition is gated on its own (no baseline comparison); with several, the [gate]
     candidate is compared with baseline."""
-    judge = outcome.judge
     changes: list[str] = []
     if judge is not None and judge.disabled:
         from assay.api.keys import without_judge
 
         suite, changes = without_judge(suite, judge)
-    names = {c.name for c in outcome.request.conditions}
+    names = {c.name for c in conditions}
     if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
-        outcome.notes.append(
+        return (
+            suite,
+            changes,
             f"note: the suite has no baseline and no [gate] candidate among its conditions"
-            f" ({', '.join(sorted(names))}), so nothing is gated"
+            f" ({', '.join(sorted(names))}), so nothing is gated",
         )
-        return
     if not suite.scoring.scorers and not suite.judge.judges:
         disabled = judge is not None and judge.disabled
         what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
-        outcome.notes.append(f"note: the suite names {what}, so nothing is scored or gated")
+        return suite, changes, f"note: the suite names {what}, so nothing is scored or gated"
+    return suite, changes, None
+
+
+def _follower(
+    suite: Suite, judge: JudgeStatus | None, request: RunRequest, store: Store
+) -> JudgeFollower | None:
+    """The suite's judges, pipelined with its run (`assay.scorers.judge.follow`), or None:
+    when the run is not judged; when the run has a budget cap (the trials come first, so a
+    budget stop cuts the judging, never the trials: the judges then run after the run, as
+    its spend allows); or when the judging cannot start, which the judging after the run
+    then reports as it always has."""
+    evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
+    if note is not None or not evaluated.judge.judges or request.settings.budget_usd is not None:
+        return None
+    from assay.scorers.judge import config_from_suite
+    from assay.scorers.judge.follow import JudgeFollower
+
+    try:
+        return JudgeFollower(
+            config_from_suite(evaluated),
+            request.cases,
+            [c.name for c in request.conditions],
+            request.trials,
+            store,
+            evaluated.judge.budget_usd,
+        )
+    except InputError:
+        return None
+
+
+def _evaluate_run(
+    outcome: RunOutcome, suite: Suite, out: Path | None, ahead: JudgeFollower | None = None
+) -> None:
+    """`assay run SUITE.toml`: judge (what `ahead` has not judged while the run went on),
+    score, gate and report the run into the output folder (see `_as_evaluated`)."""
+    judge = outcome.judge
+    suite, changes, note = _as_evaluated(suite, judge, outcome.request.conditions)
+    if note is not None:
+        outcome.notes.append(note)
         return
     from assay.api.suites import evaluate_run
 
@@ -376,7 +425,7 @@ def _evaluate_run(outcome: RunOutcome, suite: Suite, out: Path | None) -> None:
     try:
         trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
         outcome.evaluation = evaluate_run(
-            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes
+            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes, ahead
         )
     except Incomplete as exc:
         outcome.incomplete = True

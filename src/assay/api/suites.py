@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.api.results import Judged, Result
 from assay.core.errors import Incomplete, InputError
@@ -22,6 +23,10 @@ from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
 
+if TYPE_CHECKING:
+    from assay.scorers.judge.follow import JudgeFollower
+    from assay.scorers.judge.run import Outcome
+
 
 def evaluate_run(
     suite: Suite,
@@ -32,6 +37,7 @@ def evaluate_run(
     out: Path | None,
     judge: JudgeStatus | None = None,
     notes: Sequence[str] = (),
+    ahead: JudgeFollower | None = None,
 ) -> Result:
     """After a suite's run: judges → scorers → gate → reports into the output folder.
 
@@ -39,11 +45,18 @@ def evaluate_run(
     by the run's budget (what the run spent counts, what they spend is recorded under the run),
     capped together by [judge] budget_usd, and cached in the run's store. `judge` is whether
     the suite's judges run (a disabled judge's suite comes without them,
-    `assay.api.keys.without_judge`); every report shows it, with `notes`."""
+    `assay.api.keys.without_judge`); every report shows it, with `notes`. `ahead` is the
+    judging pipelined with the run (`assay.scorers.judge.follow`): what it judged is taken as
+    judged, and what it spent counts against [judge] budget_usd."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = request.cases
-    judge_caller = run_caller(store, run_id, request.settings, suite.judge.budget_usd)
-    judged = judge_trials(suite, cases, trials, store, judge_caller)
+    cap = suite.judge.budget_usd
+    if cap is not None and ahead is not None:
+        cap = max(0.0, cap - ahead.spent_usd)
+    judge_caller = run_caller(store, run_id, request.settings, cap)
+    judged = judge_trials(
+        suite, cases, trials, store, judge_caller, ahead.outcomes if ahead is not None else None
+    )
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
         evaluation = evaluate_inputs(
@@ -88,16 +101,17 @@ def judge_trials(
     trials: Sequence[Trial],
     store: Store,
     caller: Caller | None = None,
+    ahead: Mapping[str, Outcome] | None = None,
 ) -> Judged:
     """Run the suite's judges (none configured: nothing) over the answered trials, through
-    `caller` when given (the run's)."""
+    `caller` when given (the run's); `ahead`: items judged while the run went on."""
     if not suite.judge.judges:
         return Judged()
     from assay.scorers.judge import config_from_suite, run_judging
 
     config = config_from_suite(suite)
     answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store, caller=caller)
+    result = run_judging(answered, cases, config, store, caller=caller, ahead=ahead)
     if config.mode == "pairwise":
         comparisons = [c.comparison() for c in result.comparisons]
         return Judged(

@@ -5,6 +5,7 @@ A command's module is imported only when that command is used (cli/app.py: COMMA
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import typer
@@ -21,6 +22,13 @@ TYPER_INTERRUPTED = 130
 INTERRUPTED = "ERROR: interrupted; run the same command again to resume\n"
 
 
+def fail(exc: AssayError) -> None:
+    """Print an error's messages (scrubbed) and exit with its code."""
+    for message in getattr(exc, "messages", [str(exc)]):
+        sys.stderr.write(scrub(message) + "\n")
+    sys.exit(exc.exit_code)
+
+
 def main() -> None:
     """Entry point: map errors to the exit codes of docs/design.md, never printing a traceback."""
     try:
@@ -31,9 +39,14 @@ def main() -> None:
             show()
         sys.exit(getattr(exc, "exit_code", 2))
     except AssayError as exc:
-        for message in getattr(exc, "messages", [str(exc)]):
-            sys.stderr.write(scrub(message) + "\n")
-        sys.exit(exc.exit_code)
+        fail(exc)
+    except sqlite3.DatabaseError as exc:  # a damaged page met after the store opened
+        from assay.api.inputs import damaged_store
+
+        damaged = damaged_store(exc)
+        if damaged is None:
+            raise
+        fail(damaged)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write(INTERRUPTED)
         sys.exit(EXIT_INCOMPLETE)

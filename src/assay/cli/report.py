@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import Corpus
 from assay.cli.output import err, out
 from assay.store import DEFAULT_STORE
 
@@ -63,15 +64,7 @@ def report(
     ] = None,
     weights: Annotated[str | None, typer.Option(help="METRIC=W,... (normalised).")] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store (for --run).")] = DEFAULT_STORE,
-    corpus: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A corpus threshold on the gated condition, METRIC<=X or METRIC>=X (e.g."
-            " hallucination<=0.2; repeatable): the mean over its cases (each case's mean over"
-            " its trials) must stay within it. Replaces the suite's [scoring.corpus] bound of"
-            " that metric."
-        ),
-    ] = None,
+    corpus: Corpus = None,
 ) -> None:
     """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML,
     and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input.

@@ -20,8 +20,6 @@ review_app = typer.Typer(
 )
 app.add_typer(review_app, name="review")
 
-MIN_TOKEN = 12
-
 Trials = Annotated[Path | None, typer.Option(help="A trials JSONL file to review (with --cases).")]
 Cases = Annotated[Path, typer.Option(help="The JSONL case catalogue the trials answer.")]
 Run = Annotated[str | None, typer.Option("--run", help="Review this run's trials in the store.")]
@@ -36,7 +34,8 @@ Token = Annotated[
     str | None,
     typer.Option(
         envvar="ASSAY_REVIEW_TOKEN",
-        help="Require this token on every request (Bearer header, or ?token= once).",
+        help="Require this token on every request (Bearer header, or ?token= once); a random"
+        " one with real entropy (12+ characters, no whitespace or repeated pattern).",
     ),
 ]
 StoreOpt = Annotated[Path, typer.Option(help="The SQLite store answers are saved to.")]
@@ -54,19 +53,29 @@ def _serve(
     token: str | None,
     store: Path,
 ) -> None:
-    from assay.review import ReviewConfig, ReviewStore, create_app, is_loopback, open_review_set
+    from assay.review import (
+        ReviewConfig,
+        ReviewStore,
+        create_app,
+        is_loopback,
+        open_review_set,
+        suggest_token,
+        token_weakness,
+    )
     from assay.review.items import parse_mode
     from assay.review.server import bind, serve, url_of
 
-    if token is not None and len(token) < MIN_TOKEN:
+    weakness = token_weakness(token) if token is not None else None
+    if weakness is not None:
         raise InputError(
-            f"ERROR: --token: use at least {MIN_TOKEN} characters (a guessable token protects nothing)"
+            f"ERROR: --token: {weakness}. A random token, for example: --token {suggest_token()}"
         )
     if not is_loopback(host) and token is None:
         raise InputError(
             f"ERROR: --host {host}: refusing to listen beyond loopback without --token: anyone"
             " on the network could read the responses and write answers. Pass --token TOKEN"
-            " (or set ASSAY_REVIEW_TOKEN), or keep the default --host 127.0.0.1."
+            f" (a random one, for example: --token {suggest_token()}; or set"
+            " ASSAY_REVIEW_TOKEN), or keep the default --host 127.0.0.1."
         )
     review = open_review_set(
         trials_path=trials, cases_path=cases, run_id=run, store_path=store, a=a, b=b, mode=mode

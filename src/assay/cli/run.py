@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import Corpus
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
@@ -45,6 +46,11 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
         err(
             "ERROR: the budget cannot cover another call; it caps the whole run, across reruns:"
             " raise --budget-usd and run again to finish"
+        )
+    elif result.stopped == "lease":
+        err(
+            "ERROR: another process took this run over (this one's lease went stale); it stopped"
+            " so no call is made twice: let the other finish, or run the same command again"
         )
     elif result.exit_code:
         err("ERROR: some trials did not finish; run the same command again to retry just those")
@@ -186,14 +192,7 @@ def run(
         ),
     ] = False,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
-    corpus: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="With a suite: a corpus threshold on the gated condition, METRIC<=X or"
-            " METRIC>=X (repeatable), replacing the suite's [scoring.corpus] bound of that"
-            " metric."
-        ),
-    ] = None,
+    corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
@@ -240,7 +239,13 @@ def run(
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:
         outcome = execute_run(
-            suite, request, store=store, out=out_dir, progress=tick, require_judge=require_judge
+            suite,
+            request,
+            store=store,
+            out=out_dir,
+            progress=tick,
+            require_judge=require_judge,
+            warn=err,
         )
     print_outcome(outcome, json_output)
     raise typer.Exit(outcome.exit_code)

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import Corpus
 from assay.cli.output import out, print_json
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import Analysis
@@ -86,15 +87,7 @@ def score(
             help="The run store judge calibrations are read from (require_calibrated_judge)."
         ),
     ] = DEFAULT_STORE,
-    corpus: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A corpus threshold on the gated condition, METRIC<=X or METRIC>=X (e.g."
-            " hallucination<=0.2; repeatable): the mean over its cases (each case's mean over"
-            " its trials) must stay within it. Replaces the suite's [scoring.corpus] bound of"
-            " that metric."
-        ),
-    ] = None,
+    corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""

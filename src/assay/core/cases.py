@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
+from array import array
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import overload
+
+from pydantic import ValidationError
 
 from assay.core.errors import InputError
-from assay.core.jsonl import format_errors, iter_objects, parse_records, read_bytes
+from assay.core.jsonl import (
+    MAX_DEPTH,
+    format_errors,
+    iter_lines,
+    iter_objects,
+    parse_records,
+    read_bytes,
+)
 from assay.core.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
 
-__all__ = ["DEFAULT_CASES", "Case", "case_lines", "check_pinned", "file_sha256", "load_cases"]
+__all__ = [
+    "DEFAULT_CASES",
+    "Case",
+    "CaseFile",
+    "case_lines",
+    "check_pinned",
+    "file_sha256",
+    "load_cases",
+    "scan_cases",
+]
 
 
 def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
@@ -34,6 +56,82 @@ def load_cases(path: Path, *, allow_empty: bool = False) -> list[Case]:
     if not records and not allow_empty:
         raise InputError(f"ERROR: {path}: the catalogue has no cases")
     return [case for _, case in records]
+
+
+class CaseFile(Sequence[Case]):
+    """A validated catalogue that is read again from its file each time it is iterated.
+
+    A million cases as Case objects take about 2 GB; a run only walks them in order (its
+    id, then its plan), so `scan_cases` validates the file once without keeping a case and
+    each iteration streams it again. Indexing walks the file (nothing on the run's path
+    indexes)."""
+
+    def __init__(self, path: Path, count: int) -> None:
+        self.path = path
+        self.size = count
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[Case]:
+        for number, line in iter_lines(self.path):
+            if not line.strip():
+                continue
+            try:
+                yield Case.model_validate_json(line)
+            except ValidationError:
+                raise InputError(
+                    f"ERROR: {self.path}:{number}: the catalogue changed while it was in use"
+                ) from None
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Case]: ...
+
+    def __getitem__(self, index: int | slice) -> Case | Sequence[Case]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self.size if index < 0 else index
+        found = next(itertools.islice(self, position, None), None) if position >= 0 else None
+        if found is None:
+            raise IndexError(index)
+        return found
+
+
+def scan_cases(path: Path, *, allow_empty: bool = False) -> Sequence[Case]:
+    """Validate a catalogue as `load_cases` does, keeping no case: memory stays flat.
+
+    One streaming pass validates each line and remembers a 64-bit hash of its id; any
+    problem (an invalid line, a possibly repeated id) hands the file to `load_cases`, whose
+    InputError lists every problem exactly as before. What is not a regular file (a pipe,
+    /dev/stdin) can be read only once: it is loaded whole."""
+    if not path.is_file():
+        return load_cases(path, allow_empty=allow_empty)
+    hashes = array("q")
+    for _number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        if line.count("{") + line.count("[") > MAX_DEPTH:
+            return _careful(path, allow_empty)
+        try:
+            case = Case.model_validate_json(line)
+        except ValidationError:
+            return _careful(path, allow_empty)
+        hashes.append(hash(case.id))
+    ordered = sorted(hashes)
+    if any(a == b for a, b in itertools.pairwise(ordered)):
+        return _careful(path, allow_empty)
+    if not hashes and not allow_empty:
+        raise InputError(f"ERROR: {path}: the catalogue has no cases")
+    return CaseFile(path, len(hashes))
+
+
+def _careful(path: Path, allow_empty: bool) -> CaseFile:
+    """The full check: raises the InputError listing every problem (a hash collision of two
+    different ids passes, and the file is then used as scanned)."""
+    return CaseFile(path, len(load_cases(path, allow_empty=allow_empty)))
 
 
 def case_lines(path: Path) -> dict[str, int]:

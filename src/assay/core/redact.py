@@ -13,6 +13,13 @@ _BEARER = re.compile(
 )
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]+@")
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
+
+# The fields of a recorded reply or trial: content is what the model wrote (scrubbed of the
+# secret values assay holds only: key-like text in an answer is content to evaluate), metadata
+# is everything else a provider or runner reports (scrubbed of every key shape too).
+CONTENT_FIELDS = frozenset({"text", "response", "state"})
+METADATA_FIELDS = frozenset({"model", "usage", "error", "error_detail"})
 
 
 def secret_values() -> list[str]:
@@ -24,6 +31,18 @@ def secret_values() -> list[str]:
     )
 
 
+def decode_escapes(text: str) -> str:
+    """`text` with JSON's `\\uXXXX` and `\\/` escapes decoded, so that a key a provider's
+    error body spells escaped (`"\\u0073\\u006b..."`) is seen, and stored, as what it is."""
+    if "\\" not in text:
+        return text
+    decoded = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text)
+    try:  # an escaped surrogate pair is one character
+        return decoded.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeError:
+        return decoded
+
+
 def scrub_known(text: str, secrets: Sequence[str] | None = None) -> str:
     """Replace only the secret values assay holds (see `secret_values`) by `[redacted]`.
 
@@ -31,7 +50,12 @@ def scrub_known(text: str, secrets: Sequence[str] | None = None) -> str:
     key-like text a model legitimately writes (`api_key="..."` in example code) is content to
     evaluate, so the pattern rules of `scrub` (meant for provider error bodies) do not apply.
     """
-    for value in secret_values() if secrets is None else secrets:
+    secrets = secret_values() if secrets is None else secrets
+    if "\\u" in text:  # an escaped secret is decoded, so that it is redacted
+        decoded = decode_escapes(text)
+        if any(value in decoded for value in secrets):
+            text = decoded
+    for value in secrets:
         if value in text:
             text = text.replace(value, "[redacted]")
     return text
@@ -51,21 +75,46 @@ def scrub_known_value(value: Any, secrets: Sequence[str] | None = None) -> Any:
     return value
 
 
-def scrub(text: str) -> str:
-    """Replace secrets (environment values, bearer tokens, key-shaped strings) by `[redacted]`."""
-    for value in secret_values():
+def scrub(text: str, secrets: Sequence[str] | None = None) -> str:
+    """Replace secrets (environment values, bearer tokens, key-shaped strings) by `[redacted]`.
+
+    JSON escapes are decoded first (`decode_escapes`): error bodies are kept decoded.
+    """
+    text = decode_escapes(text)
+    for value in secret_values() if secrets is None else secrets:
         text = text.replace(value, "[redacted]")
     text = _BEARER.sub(lambda m: m.group(1) + "[redacted]", text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + "[redacted]@", text)
     return _KEY_SHAPES.sub("[redacted]", text)
 
 
-def scrub_value(value: Any) -> Any:
+def scrub_value(value: Any, secrets: Sequence[str] | None = None) -> Any:
     """`scrub` every string inside a JSON-like value (dicts, lists), keys included."""
+    secrets = secret_values() if secrets is None else secrets
     if isinstance(value, str):
-        return scrub(value)
+        return scrub(value, secrets)
     if isinstance(value, dict):
-        return {scrub_value(k): scrub_value(v) for k, v in value.items()}
+        return {scrub_value(k, secrets): scrub_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub_value(v) for v in value]
+        return [scrub_value(v, secrets) for v in value]
     return value
+
+
+def scrub_record(record: dict[str, Any], secrets: Sequence[str] | None = None) -> dict[str, Any]:
+    """A reply or trial record as it may be written: the one place every recorded string of a
+    model call passes (the call cache's replies and the trials, engine/calls.py and
+    engine/runner.py).
+
+    Content fields (`CONTENT_FIELDS`) lose the secret values assay holds (`scrub_known`);
+    metadata fields (`METADATA_FIELDS`: the reply's `model`, usage keys, error and its
+    detail) lose every key shape too (`scrub`), since a provider may put a key anywhere.
+    Identity fields (case, condition, trial, run) are left as they are.
+    """
+    secrets = secret_values() if secrets is None else secrets
+    scrubbed = dict(record)
+    for key, value in record.items():
+        if key in CONTENT_FIELDS:
+            scrubbed[key] = scrub_known_value(value, secrets)
+        elif key in METADATA_FIELDS:
+            scrubbed[key] = scrub_value(value, secrets)
+    return scrubbed

@@ -9,6 +9,10 @@ as `--max-budget-usd`. A call that reports more than it reserved stops every new
 Pure logic: the spend of a run is kept in the store (store/spend.py), so a run resumed after
 a kill or a budget stop starts from what it has already spent: `--budget-usd` caps the run,
 not each invocation of it.
+
+A budget may draw on a parent (`within`): the suite's judges, pipelined with the run, reserve
+from a budget capped by `[judge] budget_usd` whose every reservation and spend also counts in
+the run's budget, so one cap holds across run and judge calls.
 """
 
 from __future__ import annotations
@@ -25,13 +29,21 @@ class Budget:
     All methods are called from the event loop thread, so no lock is needed.
     """
 
-    def __init__(self, limit_usd: float | None, spent_usd: float = 0.0) -> None:
+    def __init__(
+        self, limit_usd: float | None, spent_usd: float = 0.0, parent: Budget | None = None
+    ) -> None:
         self.limit = limit_usd
         self.spent = spent_usd
+        self.parent = parent
         self.reserved = 0.0
         self.exhausted = False
         self.overrun: str | None = None  # why no new call may start (a call cost too much)
         self._settled: list[asyncio.Future[None]] = []
+
+    def within(self, limit_usd: float | None) -> Budget:
+        """A budget of its own `limit_usd` (None: no limit of its own, 0 spent so far) whose
+        reservations and spend count in this one too: a call must fit both."""
+        return Budget(limit_usd, 0.0, parent=self)
 
     def reserve(self, amount: float) -> bool:
         """Hold `amount` for a call; False (and exhausted) when it does not fit (or after an
@@ -39,8 +51,19 @@ class Budget:
         if not self._fits(amount):
             self.exhausted = True
             return False
-        self.reserved += amount
+        self._hold(amount)
         return True
+
+    def _hold(self, amount: float) -> None:
+        self.reserved += amount
+        if self.parent is not None:
+            self.parent._hold(amount)
+
+    def _idle(self) -> bool:
+        """Nothing in flight here or in the parents could free room."""
+        if self.reserved > TOLERANCE:
+            return False
+        return self.parent is None or self.parent._idle()
 
     async def reserve_when_settled(self, amount: float) -> bool:
         """Hold `amount`, waiting for calls in flight to settle when it does not fit yet.
@@ -49,11 +72,11 @@ class Budget:
         flight usually fits once they settle. False only when nothing in flight can free it.
         """
         while not self._fits(amount):
-            if self.reserved <= TOLERANCE or self.overrun is not None:
+            if self._idle() or self._overrun() is not None:
                 self.exhausted = True
                 return False
             await self._next_settle()
-        self.reserved += amount
+        self._hold(amount)
         return True
 
     async def reserve_share(self, least: Callable[[], float | None], slots: int) -> float | None:
@@ -71,10 +94,15 @@ class Budget:
             floor = least()
             amount = free if floor is None else min(free, max(floor, free / slots))
             floor = floor or 0.0
-            if self.overrun is None and amount > TOLERANCE and amount >= floor - TOLERANCE:
-                self.reserved += amount
+            if (
+                self._overrun() is None
+                and amount > TOLERANCE
+                and amount >= floor - TOLERANCE
+                and self._fits(amount)
+            ):
+                self._hold(amount)
                 return amount
-            if self.reserved <= TOLERANCE or self.overrun is not None:
+            if self._idle() or self._overrun() is not None:
                 self.exhausted = True
                 return None
             await self._next_settle()
@@ -83,11 +111,15 @@ class Budget:
         """Release a reservation and record what the call really cost."""
         self.reserved = max(0.0, self.reserved - reserved)
         self.spent += actual
+        if self.parent is not None:
+            self.parent.settle(reserved, actual)
         self._wake()
 
     def overran(self, what: str, reserved: float, actual: float) -> None:
         """A call cost more than it reserved: start no new call (its limit cannot be trusted)
         and say so; calls already in flight finish."""
+        if self.parent is not None:
+            self.parent.overran(what, reserved, actual)
         if self.limit is None or actual <= reserved + TOLERANCE:
             return
         if self.overrun is None:
@@ -99,6 +131,9 @@ class Budget:
         self._wake()
 
     async def _next_settle(self) -> None:
+        if self.parent is not None:  # every settle here reaches the parents too
+            await self.parent._next_settle()
+            return
         waiter = asyncio.get_running_loop().create_future()
         self._settled.append(waiter)
         await waiter
@@ -110,12 +145,21 @@ class Budget:
                 waiter.set_result(None)
 
     def remaining(self) -> float | None:
-        """What is left to reserve, or None without a limit."""
-        if self.limit is None:
-            return None
-        return max(0.0, self.limit - self.spent - self.reserved)
+        """What is left to reserve (here and in the parents), or None without any limit."""
+        own = None if self.limit is None else max(0.0, self.limit - self.spent - self.reserved)
+        above = self.parent.remaining() if self.parent is not None else None
+        if own is None or above is None:
+            return own if above is None else above
+        return min(own, above)
+
+    def _overrun(self) -> str | None:
+        if self.overrun is not None or self.parent is None:
+            return self.overrun
+        return self.parent._overrun()
 
     def _fits(self, amount: float) -> bool:
         if self.overrun is not None:
+            return False
+        if self.parent is not None and not self.parent._fits(amount):
             return False
         return self.limit is None or self.spent + self.reserved + amount <= self.limit + TOLERANCE

@@ -12,17 +12,18 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from assay.core.redact import scrub_known, scrub_known_value, secret_values
+from assay.core.redact import scrub_record, secret_values
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import canonical_json, sha256_text
-from assay.models.base import Model, ModelError, Request, Response, Served
+from assay.models.base import Model, ModelError, Request, Response, Served, ServerMismatch
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
 from assay.store import Store
+from assay.store.lease import this_process
 from assay.store.servers import queue_form, remembered_form
-from assay.store.spend import queue_spend
+from assay.store.spend import hold_reservation, queue_release, queue_spend
 
 
 class BudgetExhausted(Exception):
@@ -70,16 +71,17 @@ def _schema_json(schema: dict[str, Any] | None) -> str:
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
-    """The response with every secret value assay holds redacted (text and agent state).
+    """The response with its recorded strings scrubbed (`scrub_record`: text and agent state
+    of the secret values assay holds, the reported `model` of every key shape too).
 
     Every model call goes through the Caller, so this one place keeps an echoed key out of
     the call cache, trials, judgments and everything derived from them.
     """
-    text = scrub_known(response.text, secrets)
-    state = scrub_known_value(response.state, secrets) if response.state is not None else None
-    if text == response.text and state == response.state:
+    recorded = response.as_dict()
+    scrubbed = scrub_record(recorded, secrets)
+    if scrubbed == recorded:
         return response
-    return dataclasses.replace(response, text=text, state=state)
+    return dataclasses.replace(response, **scrubbed)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -177,10 +179,27 @@ class Caller:
         self._checking: dict[int, asyncio.Task[None]] = {}
         self._forms: dict[int, str | None] = {}  # id(served model) -> the form the store holds
         self._open: set[int] = set()  # served models whose structured calls need no gate
+        self._unlisted: set[int] = set()  # served models their server does not list (yet)
         self._gates: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
         self.calls = 0
         self.cache_hits = 0
         self.secrets = secret_values()  # read once: the environment's keys when the run starts
+
+    def sharing(self, budget: Budget) -> Caller:
+        """A caller for other work of the same run (the suite's judges, pipelined with it):
+        the same store (its cache), ledger, per-model limiters and retry settings, metered
+        by `budget` (one drawing on this caller's, `Budget.within`); its own call counts.
+        Calls run here, not on this caller's executor, as the judges' always have."""
+        other = Caller(
+            self.store,
+            budget,
+            concurrency=self._concurrency,
+            retries=self.retries,
+            ledger=self.ledger,
+        )
+        other.backoff, other._too_long = self.backoff, self._too_long
+        other._limiters, other._priciest = self._limiters, self._priciest
+        return other
 
     def limiter(self, model: Model) -> AdaptiveLimiter:
         """One adaptive limit per model."""
@@ -200,17 +219,23 @@ class Caller:
         await self._ready(model)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
-        answered = False
+        held = self._hold(reserved)
+        answered = stopped = False
         try:
             response = without_secrets(
                 await self._with_retries(model, request, tally), self.secrets
             )
             tally.cost += response.cost_usd or 0.0
             answered = True
+        except asyncio.CancelledError:
+            stopped = True  # in flight when the run was stopped: it may be billed all the same
+            raise
         finally:
             self.budget.settle(reserved, tally.cost)
             if tally.cost and self.ledger is not None:
                 queue_spend(self.store, self.ledger, tally.cost)
+            if held is not None and not stopped:  # settled with the spend, in one commit
+                queue_release(self.store, held)
             if answered or tally.cost:
                 self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
             self.budget.overran(model.spec, reserved, tally.cost)
@@ -218,6 +243,15 @@ class Caller:
             self.store.queue_cache(key, response.as_dict())
         self._remember_form(model)
         return response
+
+    def _hold(self, reserved: float) -> int | None:
+        """Record the reservation in the store before the call is sent (with a budget and a
+        run to charge): if this process is killed with the call in flight, the call may be
+        billed but never recorded, so the next invocation counts the reservation as spent
+        (store/spend.py). None when there is nothing to record."""
+        if self.ledger is None or self.budget.limit is None or reserved <= 0:
+            return None
+        return hold_reservation(self.store, self.ledger, this_process(), reserved)
 
     async def _ready(self, model: Model) -> None:
         """Before a served model's first call that reaches its server: check the server once
@@ -241,7 +275,8 @@ class Caller:
     async def _check(self, model: Served) -> None:
         key = id(model)
         try:
-            await model.check_server()
+            if await model.check_server() is False:
+                self._unlisted.add(key)
         except BaseException as exc:
             if not isinstance(exc, asyncio.CancelledError):
                 self._checked[key] = exc
@@ -324,19 +359,37 @@ class Caller:
         gate = self._gate(model, request)
         if gate is not None:
             async with gate:
-                if id(model) not in self._open:
-                    response = await self._send(model, request, limiter, tally)
-                    self._open.add(id(model))
+                failure = self._checked.get(id(model))
+                if failure is not None:  # the server refused the name while this call waited
+                    raise failure
+                if self._alone(model, request):
+                    try:
+                        response = await self._send(model, request, limiter, tally)
+                    except ServerMismatch as exc:
+                        self._checked[id(model)] = exc
+                        raise
+                    self._unlisted.discard(id(model))
+                    if request.json_schema is not None:
+                        self._open.add(id(model))
                     return response
         return await self._send(model, request, limiter, tally)
 
-    def _gate(self, model: Model, request: Request) -> asyncio.Lock | None:
-        """Until a served model has answered one call with a JSON Schema, such calls go one at
-        a time (waiting here, before their timeout starts): a server that refuses the
-        structured-output form refuses it once, not once per concurrent call, and the form it
-        takes is known before the next call is sent (models/forms.py). None: no need."""
+    def _alone(self, model: Model, request: Request) -> bool:
+        """Whether this call must go alone: the first answered call of a model its server does
+        not list (it answers, or it refuses the name once with one clear error), or, until a
+        served model has answered one call with a JSON Schema, such calls (a server that
+        refuses the structured-output form refuses it once, not once per concurrent call, and
+        the form it takes is known before the next call is sent: models/forms.py)."""
         key = id(model)
-        if request.json_schema is None or key in self._open or key not in self._forms:
+        if key in self._unlisted:
+            return True
+        return request.json_schema is not None and key not in self._open and key in self._forms
+
+    def _gate(self, model: Model, request: Request) -> asyncio.Lock | None:
+        """The lock calls that must go alone (`_alone`) wait on, before their timeout starts;
+        None: no need."""
+        key = id(model)
+        if not self._alone(model, request):
             return None
         loop = asyncio.get_running_loop()
         held = self._gates.get(key)

@@ -7,10 +7,10 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
-from assay.core.redact import scrub
+from assay.core.redact import scrub, scrub_record
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
@@ -64,6 +64,25 @@ class RunResult:
 Progress = Callable[[bool], None]
 
 
+class Follower(Protocol):
+    """Work that follows the run's trials as they are recorded, in the run's event loop and
+    through its caller (the suite's judges, pipelined with the run: `assay.scorers.judge.
+    follow`). The engine knows nothing of what it does."""
+
+    def begin(self, caller: Caller, run_id: str) -> None:
+        """Called once before the first call of the run, in its event loop."""
+
+    def recorded(self, record: dict[str, Any]) -> None:
+        """A trial's record, as just queued for the store (answered or errored)."""
+
+    async def finish(self) -> None:
+        """Wait for the work started so far (the run has made its last call)."""
+
+    @property
+    def spent_usd(self) -> float:
+        """What its calls have spent (counted in the run's budget, not the run's spend)."""
+
+
 def _state(response: Response) -> dict[str, Any] | None:
     return dict(response.state) if response.state is not None else None
 
@@ -79,8 +98,10 @@ class Engine:
         *,
         progress: Progress | None = None,
         executor: Executor | None = None,
+        follower: Follower | None = None,
     ) -> None:
         self.store = store
+        self.follower = follower
         self.models = models
         self.settings = settings
         self.budget = Budget(settings.budget_usd)
@@ -107,6 +128,8 @@ class Engine:
         self.caller.ledger = run_id
         done = self.store.answered_keys(run_id)
         pending = self._skip_answered(items, done, result)
+        if self.follower is not None:
+            self.follower.begin(self.caller, run_id)
         flusher = asyncio.create_task(self._flush_periodically())
         try:
             workers = [
@@ -120,12 +143,15 @@ class Engine:
                     worker.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
                 raise
+            if self.follower is not None:
+                await self.follower.finish()
         finally:
             flusher.cancel()
             self.store.flush()
         result.calls = self.caller.calls
         result.cache_hits = self.caller.cache_hits
-        result.spent_usd = self.budget.spent - earlier
+        followed = self.follower.spent_usd if self.follower is not None else 0.0
+        result.spent_usd = self.budget.spent - earlier - followed
         result.run_spent_usd = self.budget.spent
         result.stopped = self._stop
         result.overrun = self.budget.overrun
@@ -147,6 +173,10 @@ class Engine:
             await asyncio.sleep(FLUSH_EVERY_S)
             self.store.flush()
 
+    def stop(self, reason: str) -> None:
+        """Start no more trials (those in flight finish); the run ends as stopped by `reason`."""
+        self._stop = self._stop or reason
+
     async def _worker(self, items: Iterator[WorkItem], run_id: str, result: RunResult) -> None:
         for item in items:
             if self._stop:
@@ -155,6 +185,8 @@ class Engine:
             if record is None:
                 return  # budget exhausted before the trial could start a call
             self.store.queue_trial(run_id, item.key, item.seq, record, detail)
+            if self.follower is not None:
+                self.follower.recorded(record)
             if self.store.pending() >= FLUSH_EVERY_ROWS:
                 self.store.flush()
             if record["error"] is None:
@@ -209,11 +241,11 @@ class Engine:
             except ServerMismatch:
                 raise  # a wrong URL or model name: the run stops with this one error
             except ModelError as exc:
-                error, detail = scrub(str(exc)), scrub(exc.detail) if exc.detail else None
+                error, detail = str(exc), exc.detail or None
                 break
             except Exception as exc:  # a provider bug or an agent's own exception
-                error = scrub(f"{type(exc).__name__}: {exc}")
-                detail = scrub(traceback.format_exc())
+                error = f"{type(exc).__name__}: {exc}"
+                detail = traceback.format_exc()
                 break
             text = response.text
             input_tokens += response.input_tokens
@@ -238,4 +270,7 @@ class Engine:
             "run_id": run_id,
             "created_at": now_iso(),
         }
-        return record, detail
+        # The one place a trial's recorded strings are scrubbed (its error and the reply's
+        # model, usage and state): what is queued here is what the store and --output hold.
+        secrets = self.caller.secrets
+        return scrub_record(record, secrets), scrub(detail, secrets) if detail else None

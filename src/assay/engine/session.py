@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay.core import aio
 from assay.core.errors import InputError
@@ -16,10 +18,12 @@ from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
 from assay.engine.plan import Condition, build_plan, run_id_for
-from assay.engine.runner import Engine, Progress, RunResult, RunSettings
+from assay.engine.preflight import check_prompts, plan_warning
+from assay.engine.runner import Engine, Follower, Progress, RunResult, RunSettings
 from assay.models.base import Model, ServerMismatch
 from assay.models.registry import ModelOptions, create_model, missing_key, model_price
 from assay.store import Store
+from assay.store.lease import HEARTBEAT_S, release_lease, renew_lease, take_lease
 from assay.store.spend import spent_so_far
 
 
@@ -83,8 +87,19 @@ def check_metered(models: dict[str, Model], allow_unmetered: bool) -> None:
         )
 
 
-def execute(request: RunRequest, store: Store, progress: Progress | None = None) -> RunResult:
-    """Run the plan to completion (or to the budget) and write `output` from the store."""
+def execute(
+    request: RunRequest,
+    store: Store,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
+    follower: Follower | None = None,
+) -> RunResult:
+    """Run the plan to completion (or to the budget) and write `output` from the store;
+    `follower` sees each trial as it is recorded (a suite's judges, pipelined with the run).
+
+    Before any call: prompts no model can be given are refused (`check_prompts`), and an
+    absurd plan is reported to `warn` with its estimated calls and cost (`plan_warning`).
+    """
     if not request.cases:
         raise InputError("ERROR: the catalogue has no cases to run")
     names = [c.name for c in request.conditions]
@@ -92,13 +107,37 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
         raise InputError(f"ERROR: conditions: duplicate condition names in {names}")
     models = build_models(request.conditions, request.options)
     check_metered(models, request.allow_unmetered)
-    executor = create_executor(request.executor, request.options, address=request.ray_address)
     identities = {c.name: models[c.name].identity() for c in request.conditions}
     params = {
         "max_tokens": request.settings.max_tokens,
         "temperature": request.settings.temperature,
     }
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
+    if any(hasattr(m, "prompt_refusal") for m in models.values()):  # every trial alike
+        check_prompts(build_plan(request.cases, request.conditions, 1, identities), models)
+    warning = plan_warning(request.cases, request.conditions, request.trials, models, identities,
+                           request.settings.max_tokens)  # fmt: skip
+    if warning is not None and warn is not None:
+        warn(warning)
+    take_lease(store, run_id)  # one process per run: a second would make every call twice
+    try:
+        return _run(request, store, models, identities, params, run_id, progress, follower)
+    finally:
+        release_lease(store, run_id)
+
+
+def _run(
+    request: RunRequest,
+    store: Store,
+    models: dict[str, Model],
+    identities: dict[str, dict[str, Any]],
+    params: dict[str, Any],
+    run_id: str,
+    progress: Progress | None,
+    follower: Follower | None = None,
+) -> RunResult:
+    """Record the run, run its plan under the lease (renewed every `HEARTBEAT_S`), and write
+    `output` from the store."""
     store.save_run(
         run_id,
         scrub_value(
@@ -116,12 +155,24 @@ def execute(request: RunRequest, store: Store, progress: Progress | None = None)
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     items = build_plan(request.cases, request.conditions, request.trials, identities)
-    engine = Engine(store, models, request.settings, progress=progress, executor=executor)
+    executor = create_executor(request.executor, request.options, address=request.ray_address)
+    engine = Engine(
+        store, models, request.settings, progress=progress, executor=executor, follower=follower
+    )
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            if not renew_lease(store, run_id):  # taken over: the other process runs it now
+                engine.stop("lease")
+                return
 
     async def go() -> RunResult:
+        heartbeat = asyncio.create_task(beat())
         try:
             return await engine.run(run_id, items, total)
         finally:
+            heartbeat.cancel()
             for model in {id(m): m for m in models.values()}.values():
                 await model.aclose()
             await executor.aclose()

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar, cast, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from assay.core.errors import InputError
-from assay.core.jsonl import MAX_DEPTH, nesting_depth
+from assay.core.jsonl import MAX_DEPTH, nesting_depth, reading
 from assay.core.records import Case, Risk, ScoreRow, Trial
 
 M = TypeVar("M", bound=BaseModel)
@@ -102,15 +102,8 @@ def problem(path: Path, where: str, message: str) -> InputError:
 def is_zip(path: Path) -> bool:
     """Whether a file is a zip archive (an Inspect `.eval` log); a file that cannot be read
     is an InputError naming it."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(4) == b"PK\x03\x04"
-    except FileNotFoundError:
-        raise InputError(f"ERROR: {path}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"ERROR: {path}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
+    with reading(path), path.open("rb") as handle:
+        return handle.read(4) == b"PK\x03\x04"
 
 
 def parse_json(path: Path, text: str | bytes, member: str | None = None) -> Any:

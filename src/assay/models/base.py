@@ -115,8 +115,10 @@ class Served(Protocol):
         """(base URL, model name): what a remembered structured-output form belongs to."""
         ...
 
-    async def check_server(self) -> None:
-        """Check that the server answers and serves this model, or raise ServerMismatch."""
+    async def check_server(self) -> bool | None:
+        """Check that the server answers, or raise ServerMismatch; False when it lists its
+        models and this one is not among them (its first call then goes alone, and a refusal
+        of the name is one ServerMismatch naming what the server serves)."""
         ...
 
     def structured_form(self) -> str | None:

@@ -2,24 +2,24 @@
 
 Each call runs the program directly (never through a shell) in its own process group and a
 fresh temporary working directory, so it cannot see or change the repository assay runs
-from; a timeout or cancellation kills the whole group, grandchildren included. The prompt is
+from; a timeout or cancellation kills the whole group, grandchildren included (also those
+that left it with `setsid`), and a call never waits on pipes a detached grandchild holds. The prompt is
 one literal argument (after `--` for claude and codex, at `{prompt}` for `command:`) or, when
-`command:` has no `{prompt}` placeholder, the process's stdin. Output is read by the parser
+`command:` has no `{prompt}` placeholder, the process's stdin. A prompt longer than one
+argument may be (128 KiB) goes on stdin for claude and codex, and is refused before the run
+for a `command:` with `{prompt}`. Output is read by the parser
 of the response format (`text`, `claude-json`, `codex-jsonl`; see cli_formats).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 import shlex
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,14 @@ from assay.core.redact import scrub
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, claude_price
+from assay.models.process import Finished, run_process
 from assay.models.registry import ModelOptions
 
 PLACEHOLDER = "{prompt}"
+# The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its
+# NUL): a longer prompt goes on stdin (claude, codex) or is refused before the run.
+MAX_ARG_BYTES = 128 * 1024 - 1
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
-STDERR_KEEP_BYTES = 64 * 1024  # the tail of stderr kept for error details
-DRAIN_S = 1.0  # how long to read pipes still held open by a grandchild after the exit
 DETAIL_LIMIT = 4000
 
 CLAUDE_ARGV = [
@@ -67,99 +69,6 @@ def prompt_text(messages: list[Message]) -> str:
     else:
         body = "\n\n".join(f"{m.role.capitalize()}: {m.content}" for m in turns)
     return "\n\n".join([*system, body])
-
-
-@dataclass(slots=True)
-class Finished:
-    """A finished process: exit status and what it printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def kill_group(pid: int) -> None:
-    """SIGKILL a process group (the child is its leader); gone already is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.write(data)
-        await stream.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.close()
-        await stream.wait_closed()
-
-
-class _Reader:
-    """Collects a pipe: everything up to a cap (stdout) or just the tail (stderr)."""
-
-    def __init__(self, stream: asyncio.StreamReader, cap: int, keep_tail: bool, pid: int):
-        self.stream = stream
-        self.cap = cap
-        self.keep_tail = keep_tail
-        self.pid = pid
-        self.data = bytearray()
-        self.overflow = False
-
-    async def read(self) -> None:
-        while chunk := await self.stream.read(65536):
-            self.data += chunk
-            if len(self.data) > self.cap:
-                if self.keep_tail:
-                    del self.data[: len(self.data) - self.cap]
-                else:
-                    self.overflow = True
-                    kill_group(self.pid)
-                    return
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-
-async def run_process(
-    argv: list[str], stdin: str | None, cwd: Path, timeout_s: float | None
-) -> Finished:
-    """Run argv without a shell in a new session; kill its process group on timeout,
-    cancellation, oversized output, and after it exits (no call leaves processes behind)."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ModelError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-    assert proc.stdout is not None and proc.stderr is not None
-    out = _Reader(proc.stdout, MAX_OUTPUT_BYTES, keep_tail=False, pid=proc.pid)
-    err = _Reader(proc.stderr, STDERR_KEEP_BYTES, keep_tail=True, pid=proc.pid)
-    tasks = [asyncio.create_task(out.read()), asyncio.create_task(err.read())]
-    if stdin is not None and proc.stdin is not None:
-        tasks.append(asyncio.create_task(_feed(proc.stdin, stdin.encode())))
-    try:
-        async with asyncio.timeout(timeout_s):
-            returncode = await proc.wait()
-            await asyncio.wait(tasks, timeout=DRAIN_S)
-    except TimeoutError:
-        raise ModelError(
-            f"timeout after {timeout_s}s; process group killed", retryable=True
-        ) from None
-    finally:
-        kill_group(proc.pid)
-        for task in tasks:
-            task.cancel()
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.shield(proc.wait())
-    if out.overflow:
-        raise ModelError(f"the command printed more than {MAX_OUTPUT_BYTES} bytes")
-    return Finished(returncode, out.text(), err.text())
 
 
 @contextlib.contextmanager
@@ -202,10 +111,13 @@ class CommandModel:
         budget_flag: bool = False,
         metered: bool = True,
         prompt_after_dashes: bool = False,
+        stdin_args: list[str] | None = None,
     ) -> None:
         self.spec = spec
         self.argv = argv
         self.prompt_after_dashes = prompt_after_dashes
+        # what tells the CLI to read its prompt from stdin, for one too long for an argument
+        self.stdin_args = stdin_args
         # a relative program path means the launch directory, not the call's temporary one
         program = argv[0]
         self.exec_argv = [str(Path(program).resolve()) if os.sep in program else program, *argv[1:]]
@@ -232,16 +144,36 @@ class CommandModel:
         if self.budget_flag and request.budget_usd is not None:
             # what the engine reserved for this call: the CLI stops its turns there
             argv += ["--max-budget-usd", f"{request.budget_usd:.6f}"]
+        too_long = len(prompt.encode()) > MAX_ARG_BYTES
         if self.prompt_after_dashes:
+            if too_long and self.stdin_args is not None:
+                return [*argv, *self.stdin_args], prompt
             return [*argv, "--", prompt], None
         if any(PLACEHOLDER in arg for arg in argv):
+            if too_long:
+                raise ModelError(self.prompt_refusal(request.messages) or "prompt too long")
             return [arg.replace(PLACEHOLDER, prompt) for arg in argv], None
         return argv, prompt
+
+    def prompt_refusal(self, messages: list[Message]) -> str | None:
+        """Why these messages cannot be passed to the CLI (None: they can): a prompt over
+        `MAX_ARG_BYTES` that only fits in an argument. Checked before a run starts
+        (engine/session.py), so it is refused there rather than failing every call."""
+        takes_stdin = self.prompt_after_dashes and self.stdin_args is not None
+        by_argument = self.prompt_after_dashes or any(PLACEHOLDER in a for a in self.argv)
+        size = len(prompt_text(messages).encode())
+        if takes_stdin or not by_argument or size <= MAX_ARG_BYTES:
+            return None
+        return (
+            f"{self.spec}: the prompt is {size:,} bytes, and one argument is limited to "
+            f"{MAX_ARG_BYTES + 1:,} bytes (128 KiB): drop {PLACEHOLDER} from the command so "
+            "the prompt goes on stdin, or shorten it"
+        )
 
     async def generate(self, request: Request) -> Response:
         argv, stdin = self.command_line(request)
         with working_directory(self.workdir) as cwd:
-            finished = await run_process(argv, stdin, cwd, request.timeout_s)
+            finished = await run_process(argv, stdin, cwd, request.timeout_s, MAX_OUTPUT_BYTES)
         if finished.returncode != 0:
             raise self._exit_error(finished)
         try:
@@ -307,6 +239,7 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
         model=rest or None,
         budget_flag=True,
         prompt_after_dashes=True,
+        stdin_args=[],  # `claude --print` without a prompt argument reads it from stdin
     )
 
 
@@ -324,6 +257,7 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         model=rest or None,
         metered=False,
         prompt_after_dashes=True,
+        stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
     )
 
 

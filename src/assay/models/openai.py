@@ -16,7 +16,7 @@ import aiohttp
 
 from assay.core.errors import InputError
 from assay.core.redact import scrub
-from assay.models.base import ModelError, Request, Response
+from assay.models.base import ModelError, Request, Response, ServerMismatch
 from assay.models.forms import Negotiation, messages_for, rejects_form, response_format
 from assay.models.http import (
     OVERLOAD_STATUSES,
@@ -27,7 +27,7 @@ from assay.models.http import (
 )
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
-from assay.models.servers import check_served
+from assay.models.servers import check_served, refuses_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_HINT = "a local server needs none: give --base-url or OPENAI_BASE_URL"
@@ -59,6 +59,7 @@ class OpenAIModel:
             "max_completion_tokens" if _uses_completion_tokens(model) else "max_tokens"
         )
         self.forms = Negotiation()
+        self._unlisted: str | None = None  # the error if the server refuses this unlisted name
 
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec, "base_url": self.base_url}
@@ -66,8 +67,9 @@ class OpenAIModel:
     def server_key(self) -> tuple[str, str]:
         return self.base_url, self.model
 
-    async def check_server(self) -> None:
-        await check_served(self._client(), self.spec, self.base_url, self.model)
+    async def check_server(self) -> bool:
+        self._unlisted = await check_served(self._client(), self.spec, self.base_url, self.model)
+        return self._unlisted is None
 
     def structured_form(self) -> str | None:
         return self.forms.settled
@@ -138,7 +140,10 @@ class OpenAIModel:
                 scrub(f"connection error: {type(exc).__name__}: {exc}"), retryable=True
             ) from None
         if status >= 400:
+            if self._unlisted is not None and refuses_model(status, body_text(raw)):
+                raise ServerMismatch(self._unlisted)
             raise self._http_error(status, raw, retry_after)
+        self._unlisted = None  # it answers to the name after all
         return self._parse(raw)
 
     def _http_error(self, status: int, raw: bytes, retry_after: float | None) -> ModelError:

@@ -2,7 +2,10 @@
 
 A wrong URL or model name otherwise shows up as one error per call (a connection error
 retried with backoff, or a 404 per trial). Checked once, it is one clear error naming what
-the server does serve. Servers without `/models`, or whose list cannot be read, are not
+the server does serve. A model the list lacks is not refused outright: some servers (the
+llama.cpp ones) answer any name with the model they loaded. Its first call goes alone
+instead, and when the server refuses the name (`refuses_model`) that is the one error,
+naming the served models. Servers without `/models`, or whose list cannot be read, are not
 checked: the calls themselves then report what happens.
 """
 
@@ -64,9 +67,10 @@ async def check_served(
     base_url: str,
     model: str,
     timeout_s: float = CHECK_TIMEOUT_S,
-) -> None:
+) -> str | None:
     """Raise ServerMismatch when nothing answers at `base_url`, it refuses the credentials,
-    or its model list lacks `model`; return quietly when it cannot tell."""
+    or it lists no model at all; return the error to give if the server then refuses the
+    name when its list lacks `model`, else None (served, or it cannot tell)."""
     try:
         got = await _get(session, f"{base_url}/models", timeout_s)
     except aiohttp.ClientConnectorError as exc:
@@ -77,7 +81,7 @@ async def check_served(
             )
         ) from None
     if got is None:
-        return
+        return None
     status, raw = got
     if status in (401, 403):
         said = error_message(raw) or ""
@@ -88,10 +92,10 @@ async def check_served(
     if status == 404 and not base_url.endswith("/v1"):
         await _suggest_v1(session, spec, base_url, timeout_s)
     if status >= 400:
-        return
+        return None
     served = served_ids(raw)
     if served is None or serves(served, model):
-        return
+        return None
     if not served:
         raise ServerMismatch(
             f"ERROR: {spec}: the server at {base_url} serves no models yet; load or pull "
@@ -100,10 +104,16 @@ async def check_served(
     shown = ", ".join(served[:SHOWN]) + (
         f" (and {len(served) - SHOWN} more)" if len(served) > SHOWN else ""
     )
-    raise ServerMismatch(
+    return (
         f"ERROR: {spec}: the server at {base_url} does not serve {model!r}; it serves: "
         f"{shown} (name one of them: openai:NAME)"
     )
+
+
+def refuses_model(status: int, text: str) -> bool:
+    """Whether a failed call's reply refuses the model name (OpenAI, vLLM and Ollama answer
+    an unknown model with a 404; some servers with a 400 that names the model)."""
+    return status == 404 or (status == 400 and "model" in text.lower())
 
 
 async def _suggest_v1(

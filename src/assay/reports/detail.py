@@ -4,7 +4,7 @@ calibration confusion matrices, and the drill-down of the cases that matter most
 Each section is bounded so a report over thousands of trials stays small: the length
 series keeps at most `MAX_POINTS` points per condition (evenly sampled), the drill-down
 keeps `limit` cases (the candidate's blocking findings first, then the worst regressions) and cuts each
-response at `MAX_RESPONSE` characters.
+response at `MAX_RESPONSE` characters and each prompt at `MAX_PROMPT` (with a note of its length).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 MAX_POINTS = 1_000
 MAX_RESPONSE = 20_000
+MAX_PROMPT = 20_000  # characters of a case prompt in the drill-down
 TIE = 1e-9
 EXPECTATIONS = "rule: the case's expectations"
 """Shown as the judge of a pairwise verdict the case's expectations decided (no judge call)."""
@@ -138,6 +139,14 @@ def calibration_matrices(results: Mapping[str, DimensionResult]) -> list[Calibra
                 )
             )
     return matrices
+
+
+def cut_prompt(prompt: str) -> str:
+    """A case's prompt as the drill-down shows it: at most `MAX_PROMPT` characters, and a
+    note of the whole length when cut (a 50 MB prompt must not make a 50 MB report)."""
+    if len(prompt) <= MAX_PROMPT:
+        return prompt
+    return prompt[:MAX_PROMPT] + f"\n[… cut at {MAX_PROMPT} of {len(prompt)} characters]"
 
 
 def _view(
@@ -250,7 +259,7 @@ def drilldown(
                 case_id=case_id,
                 category=case.category if case else None,
                 risk=case.risk if case else None,
-                prompt=case.prompt if case else None,
+                prompt=cut_prompt(case.prompt) if case else None,
                 criteria=list(case.criteria) if case else [],
                 delta=_r(deltas.get(case_id)),
                 blocker=case_id in blocked,

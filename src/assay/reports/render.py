@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,8 +40,34 @@ def _interval(delta: MetricDelta) -> str:
     return interval_text(delta.ci_low, delta.ci_high, delta.cases)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# A bare address GitHub-flavoured Markdown would make a link (autolink extension).
+_BARE_URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s<>`|]*")
+# What closes a link's or image's text, or a reference definition's label: `](`, `][`, `]:`.
+_LINK_CLOSE = re.compile(r"\](?=[(\[:])")
+
+
+def _inert(text: str) -> str:
+    """Data text that Markdown shows as written: HTML escaped, backslashes and backticks
+    kept (no code span of the data's own swallows the one `markdown_text` puts around an
+    address), the `]` that would end a link's or image's text escaped, line breaks and `|`
+    made table-safe."""
+    text = html.escape(text, quote=False).replace("\\", "\\\\").replace("`", "\\`")
+    text = _LINK_CLOSE.sub("\\\\]", text)
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def markdown_text(value: object) -> str:
+    """Every value the Markdown report prints (the template's `finalize`): data from cases,
+    trials, score rows and judges cannot add HTML, links or images to a pull-request comment
+    (a tracking pixel or worse); a bare address is shown as code, not linked."""
+    text = "" if value is None else str(value)
+    parts: list[str] = []
+    last = 0
+    for match in _BARE_URL.finditer(text):
+        parts += [_inert(text[last : match.start()]), f"`{match.group()}`"]
+        last = match.end()
+    parts.append(_inert(text[last:]))
+    return "".join(parts)
 
 
 def _drops(metrics: dict[str, float | None]) -> str:
@@ -60,14 +88,14 @@ def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         undefined=StrictUndefined,
-        autoescape=False,  # Markdown, not HTML
+        autoescape=False,  # Markdown, not HTML: `markdown_text` makes every value inert
+        finalize=markdown_text,
         keep_trailing_newline=True,
     )
     env.filters.update(
         num=_num,
         signed=_signed,
         interval=_interval,
-        cell=_cell,
         drops=_drops,
         figures=_figures,
         corpus=corpus_checks,

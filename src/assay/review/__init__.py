@@ -5,7 +5,7 @@ from assay.review.app import create_app
 from assay.review.config import ReviewConfig
 from assay.review.export import export
 from assay.review.items import ReviewItem, ReviewSet, open_review_set
-from assay.review.security import is_loopback
+from assay.review.security import is_loopback, suggest_token, token_weakness
 from assay.store.review import ItemKey, ReviewStore
 
 __all__ = [
@@ -20,4 +20,6 @@ __all__ = [
     "item_id",
     "open_review_set",
     "pair_item_id",
+    "suggest_token",
+    "token_weakness",
 ]

@@ -49,7 +49,15 @@ def _templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["textarea"] = _textarea
     return env
+
+
+def _textarea(notes: str | None) -> str:
+    """Notes as a textarea's content: an HTML parser drops one newline right after
+    `<textarea>`, so a note that starts with one gets an extra (it is edited as written)."""
+    text = notes or ""
+    return "\n" + text if text.startswith("\n") else text
 
 
 def create_app(config: ReviewConfig) -> Starlette:

@@ -65,11 +65,14 @@ def shown_winner(config: ReviewConfig, item: ReviewItem, answer: dict[str, Any] 
 
 
 def notes_field(form: FormData, name: str) -> str:
+    """The notes as the reviewer wrote them: spaces, indentation and blank lines kept (export
+    passes them on verbatim); only the browser's CRLF line breaks become LF, and notes of
+    nothing but whitespace are no notes."""
     value = form.get(name)
     text = value if isinstance(value, str) else ""
     if len(text) > MAX_NOTES:
         raise FormError(f"Notes are limited to {MAX_NOTES} characters.")
-    return text.strip()
+    return text.replace("\r\n", "\n").replace("\r", "\n") if text.strip() else ""
 
 
 def parse_scores(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict[str, Any]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import math
 import secrets
+from collections import Counter
 from urllib.parse import urlencode
 
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -37,6 +39,44 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+
+
+MIN_TOKEN = 12  # characters
+MIN_DISTINCT = 6  # distinct characters: no repeated patterns
+MIN_BITS = 24.0  # the token's length times the Shannon entropy of its characters
+
+
+def token_weakness(token: str) -> str | None:
+    """Why `token` is too guessable to guard the app, or None when it will do.
+
+    A token must have real entropy: at least `MIN_TOKEN` characters, no whitespace or
+    control characters, two kinds of character (lower, upper, digits, others), `MIN_DISTINCT`
+    distinct ones and `MIN_BITS` of entropy by their frequencies, as `secrets.token_urlsafe`
+    or `token_hex` give (`suggest_token`). These refuse what a person types as a placeholder
+    (`aaaaaaaaaaaa`, twelve spaces, `abababab1212`), not what a generator makes.
+    """
+    if len(token) < MIN_TOKEN:
+        return f"use at least {MIN_TOKEN} characters (a guessable token protects nothing)"
+    if any(c.isspace() or not c.isprintable() for c in token):
+        return "it holds whitespace or control characters"
+    kinds = {
+        "lower" if c.islower() else "upper" if c.isupper() else "digit" if c.isdigit() else "other"
+        for c in token
+    }
+    if len(kinds) < 2:
+        return "it uses one kind of character only; mix letters, digits or symbols"
+    counts = Counter(token)
+    bits = -sum(n * math.log2(n / len(token)) for n in counts.values())
+    if len(counts) < MIN_DISTINCT or bits < MIN_BITS:
+        return "it repeats too few distinct characters to be hard to guess"
+    return None
+
+
+def suggest_token() -> str:
+    """A random token with 192 bits of entropy that `token_weakness` accepts."""
+    while token_weakness(token := secrets.token_urlsafe(24)) is not None:  # pragma: no cover
+        pass
+    return token
 
 
 def is_loopback(host: str) -> bool:

@@ -6,7 +6,8 @@ and budget, and the grounding scorers groundedness, faithfulness and hallucinati
 scorer returns None for a case it has nothing to check (never 1.0); a metric named
 `blocker` above 0 is a blocking finding; `primary` names the metrics that feed the release
 gate. `assay.scorers.runner` runs scorers over trials; `assay.scorers.judge` holds the LLM
-judges, which are scorers too.
+judges, which are scorers too; `assay.scorers.external` makes DeepEval and RAGAS metrics
+scorers (`deepeval:<Metric>`, `ragas:<metric>`, resolved when a suite names one).
 """
 
 from assay.scorers import behaviour, budget, citations, retrieval, structured, text  # noqa: F401
@@ -34,4 +35,6 @@ __all__ = [
     "register",
 ]
 
-from assay.scorers import grounding  # noqa: F401  (registers groundedness, faithfulness, hallucination)
+# grounding registers groundedness, faithfulness and hallucination; external the deepeval:
+# and ragas: prefixes.
+from assay.scorers import external, grounding  # noqa: F401

@@ -25,6 +25,8 @@ from assay.core.records import Case, ScoreRow, Trial
 
 if TYPE_CHECKING:
     from assay.engine.calls import Caller
+    from assay.models.base import Model
+    from assay.models.registry import ModelOptions
 
 Metrics = dict[str, float]
 BLOCKER = "blocker"
@@ -195,6 +197,35 @@ def mean_aggregate(rows: Sequence[Metrics]) -> Metrics:
     return {key: sums[key] / counts[key] for key in sums}
 
 
+class JudgeBacked:
+    """Base of a scorer that asks a judge model (`judge`; None: it scores without one) through
+    the run's Caller: the model is built on first use and released by `aclose`, and
+    `suite_judge` lets `build_scorers` give it the suite's judge when its options name none."""
+
+    suite_judge: ClassVar[bool] = True
+    judge: str | None = None
+    judge_options: ModelOptions | None = None
+    _model: Model | None = None
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return (self.judge,) if self.judge else ()
+
+    def _judge_model(self) -> Model:
+        from assay.models.registry import ModelOptions, create_model
+
+        if self._model is None:
+            assert self.judge is not None
+            self._model = create_model(self.judge, self.judge_options or ModelOptions())
+        return self._model
+
+    async def aclose(self) -> None:
+        """Release the judge model's connections (the runner calls this when done)."""
+        if self._model is not None:
+            model, self._model = self._model, None
+            await model.aclose()
+
+
 class CheckScorer:
     """Base of the deterministic checks: a sync `check` wrapped into the async protocol.
 
@@ -221,6 +252,10 @@ class CheckScorer:
 
 S = TypeVar("S")
 SCORERS: dict[str, Callable[..., Any]] = {}
+PREFIXES: dict[str, Callable[[str], Callable[..., Any]]] = {}
+"""`library:` name prefixes (`deepeval:`, `ragas:`) → a resolver from the full name to its
+scorer factory, so a library's metrics are looked up (and the library imported) only when a
+suite names one."""
 
 
 def register(name: str) -> Callable[[type[S]], type[S]]:
@@ -239,14 +274,26 @@ def _load_plugins() -> None:
             SCORERS[entry.name] = entry.load()
 
 
-def create_scorer(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer with its options (from the suite file)."""
+def scorer_factory(name: str) -> Callable[..., Any]:
+    """The factory of the scorer `name`: registered, a `library:metric` name of a prefix
+    in `PREFIXES` (the resolver raises InputError for a metric the library lacks), or a
+    plugin's; InputError listing the known scorers when none has it."""
+    prefix, colon, _ = name.partition(":")
+    if colon and prefix in PREFIXES and name not in SCORERS:
+        return PREFIXES[prefix](name)
     if name not in SCORERS:
         _load_plugins()
     if name not in SCORERS:
-        raise InputError(f"ERROR: scorer {name!r}: unknown (known: {', '.join(sorted(SCORERS))})")
+        known = [*sorted(SCORERS), *(f"{p}:<metric>" for p in sorted(PREFIXES))]
+        raise InputError(f"ERROR: scorer {name!r}: unknown (known: {', '.join(known)})")
+    return SCORERS[name]
+
+
+def create_scorer(name: str, **options: Any) -> Scorer:
+    """Build a registered scorer with its options (from the suite file)."""
+    factory = scorer_factory(name)
     try:
-        scorer: Scorer = SCORERS[name](**options)
+        scorer: Scorer = factory(**options)
     except TypeError as exc:
         raise InputError(f"ERROR: scorer {name!r}: bad options: {exc}") from None
     return scorer

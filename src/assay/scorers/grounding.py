@@ -48,7 +48,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from assay.core.errors import EXIT_INCOMPLETE, AssayError, Incomplete, InputError
 from assay.core.suite import Threshold
 from assay.models.registry import ModelOptions
-from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate, register
+from assay.scorers.base import (
+    JudgeBacked,
+    Metrics,
+    Score,
+    ScoreContext,
+    mean_aggregate,
+    register,
+)
 
 if TYPE_CHECKING:
     from assay.engine.calls import Caller
@@ -139,14 +146,12 @@ def sources_of(ctx: ScoreContext) -> Sources | None:
     return Sources([text for _, text in docs], [name for name, _ in docs])
 
 
-class _Grounding:
+class _Grounding(JudgeBacked):
     """Shared claim checking; subclasses pick the metric, the lexical test of a claim and the
     judged value."""
 
     name: ClassVar[str]
     higher_is_better: ClassVar[bool] = True
-    suite_judge: ClassVar[bool] = True
-    """`build_scorers` gives the scorer the suite's judge when its options name none."""
 
     def __init__(
         self,
@@ -173,7 +178,6 @@ class _Grounding:
         self.min_support = min_support
         self.judge: str | None = judge if isinstance(judge, str) else None
         self.judge_options = judge_options
-        self._model: Model | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -194,10 +198,6 @@ class _Grounding:
             return {}
         side = "min" if self.higher_is_better else "max"
         return {self.name: Threshold.model_validate({side: float(self.threshold)})}
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        return (self.judge,) if self.judge else ()
 
     @property
     def method(self) -> str:
@@ -291,20 +291,6 @@ class _Grounding:
     def claims_value(self, verdicts: Sequence[ClaimVerdict]) -> float:
         """The metric from the judge's claim verdicts."""
         raise NotImplementedError
-
-    def _judge_model(self) -> Model:
-        from assay.models.registry import create_model
-
-        if self._model is None:
-            assert self.judge is not None
-            self._model = create_model(self.judge, self.judge_options or ModelOptions())
-        return self._model
-
-    async def aclose(self) -> None:
-        """Release the judge model's connections (the runner calls this when done)."""
-        if self._model is not None:
-            model, self._model = self._model, None
-            await model.aclose()
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         return mean_aggregate(rows)

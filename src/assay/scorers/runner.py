@@ -18,7 +18,7 @@ from assay.core.records import Case, Trial
 from assay.core.suite import ScorerEntry
 from assay.engine.calls import Caller
 from assay.models.registry import ModelOptions
-from assay.scorers.base import SCORERS, Score, ScoreContext, Scorer, create_scorer
+from assay.scorers.base import Score, ScoreContext, Scorer, create_scorer, scorer_factory
 
 
 def build_scorers(
@@ -35,7 +35,7 @@ def build_scorers(
     scorers = []
     for entry in entries:
         options = dict(entry.options)
-        if judge is not None and getattr(SCORERS.get(entry.name), "suite_judge", False):
+        if judge is not None and getattr(scorer_factory(entry.name), "suite_judge", False):
             options.setdefault("judge", judge)
             if options["judge"] == judge and judge_options is not None:
                 options["judge_options"] = judge_options

@@ -22,6 +22,53 @@ from assay.store.schema import check_version, migrate
 
 DEFAULT_STORE = Path(".assay/assay.db")
 
+# The stores this process opened, so that a damaged page met in any later query can be
+# reported naming its file (`damaged_store`); SQLite's own error does not name it.
+_OPENED: dict[Path, None] = {}
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite found the file damaged (a malformed page, not a database)."""
+    return getattr(exc, "sqlite_errorcode", None) in _DAMAGED or type(exc) is sqlite3.DatabaseError
+
+
+def _fails_check(path: Path) -> bool:
+    """Whether SQLite's quick integrity check finds `path` damaged (read-only, best effort)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return bool(db.execute("PRAGMA quick_check(1)").fetchone() != ("ok",))
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return True
+
+
+def damaged_store(
+    exc: sqlite3.DatabaseError, path: Path | None = None, *, opening: bool = False
+) -> InputError | None:
+    """The error to report when `exc` says a store is damaged (exit 2): its file and how to
+    recover; None for any other SQLite failure.
+
+    Without `path`, the file is the one of the stores this process opened that fails SQLite's
+    quick check (all of them when none does, or when the check cannot tell).
+    """
+    if not is_damage(exc):
+        return None
+    paths = [path] if path is not None else list(_OPENED)
+    damaged = [p for p in paths if _fails_check(p)] or paths
+    lines = []
+    for p in damaged:
+        lines += [
+            f"ERROR: {p}: {'cannot open the store: ' if opening else ''}"
+            f"the store is damaged ({exc}).",
+            f"  Recover what it holds: sqlite3 {p} .recover | sqlite3 recovered.db, then pass "
+            "--store recovered.db; or move the file aside and start a new store (runs are "
+            "made again).",
+        ]
+    return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
+
 
 def now_iso() -> str:
     """The current UTC time as an ISO 8601 string."""
@@ -46,10 +93,12 @@ class Store:
             migrate(self.db, path)
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+            damaged = damaged_store(exc, path, opening=True)
+            raise damaged or InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
         except BaseException:
             self.db.close()
             raise
+        _OPENED[path] = None
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
 
     # -- writes ---------------------------------------------------------------------------

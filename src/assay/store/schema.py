@@ -9,7 +9,10 @@ and `SCHEMA_VERSION` follows.
 Tables (the modules of store/ that read and write them):
 - `runs`, `trials`, `call_cache` (db.py): a run's config, its trials in plan order keyed for
   resume, the content-addressed cache of model replies;
-- `run_spend` (spend.py): what each run has spent, so a resumed run keeps its budget;
+- `run_spend`, `run_reservations` (spend.py): what each run has spent, so a resumed run keeps
+  its budget, and the reservations of calls in flight, recorded before each is sent (those a
+  killed process left count as spent);
+- `run_leases` (lease.py): the process running each run, with its heartbeat;
 - `judgments`, `review_queue`: the judges' records keyed for resume, and the items the judge
   cascade sends to humans;
 - `review_order`, `review_answers` (review.py): the review app's presentation order and answers;
@@ -178,7 +181,37 @@ def _add_judge_benchmarks(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Migration] = (_create_baseline, _add_server_forms, _add_judge_benchmarks)
+def _leases_and_reservations(db: sqlite3.Connection) -> None:
+    """3 → 4: `run_reservations` (each metered call's reservation, recorded before it is sent)
+    and `run_leases` (which process is running a run, and its heartbeat)."""
+    db.execute(
+        """CREATE TABLE run_reservations (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    amount_usd REAL NOT NULL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX run_reservations_by_run ON run_reservations (run_id)")
+    db.execute(
+        """CREATE TABLE run_leases (
+    run_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    heartbeat REAL NOT NULL,
+    taken_at TEXT NOT NULL
+)"""
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (
+    _create_baseline,
+    _add_server_forms,
+    _add_judge_benchmarks,
+    _leases_and_reservations,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

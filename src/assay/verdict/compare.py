@@ -66,19 +66,52 @@ def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
 def summarise(
     rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
 ) -> ConditionSummary:
-    """Means over the rows that carry each metric (trials weigh equally)."""
+    """Means over the rows that carry each metric (trials weigh equally).
+
+    Columnar: one pass builds a rows × metrics table (NaN = absent); each row's weighted
+    score is `Rubric.weighted`'s, computed with the same float operations in the same order
+    (so the figures are bit for bit the per-row ones), and the means are exact sums."""
+    names = list(dict.fromkeys([*metrics, *rubric.weights]))
+    table = _table(rows, names)
     means: dict[str, float] = {}
-    for metric in metrics:
-        values = [r.metrics[metric] for r in rows if metric in r.metrics]
-        if values:
-            means[metric] = math.fsum(values) / len(values)
-    weighted = [w for w in (rubric.weighted(r.metrics) for r in rows) if w is not None]
+    for column, metric in enumerate(names[: len(metrics)]):
+        values = table[:, column]
+        values = values[~np.isnan(values)]
+        if values.size:
+            means[metric] = math.fsum(values.tolist()) / values.size
+    weighted = _weighted(table, names, rubric)
+    weighted = weighted[~np.isnan(weighted)]
     return ConditionSummary(
         rows=len(rows),
         means=means,
-        weighted_score=math.fsum(weighted) / len(weighted) if weighted else None,
+        weighted_score=math.fsum(weighted.tolist()) / weighted.size if weighted.size else None,
         blocking_findings=sum(1 for r in rows if r.blocker),
     )
+
+
+def _table(rows: Sequence[ScoredTrial], names: Sequence[str]) -> FloatArray:
+    """rows × names: each row's value of each metric, NaN where the row does not carry it."""
+    table: FloatArray = np.array(
+        [[r.metrics.get(m, math.nan) for m in names] for r in rows], dtype=np.float64
+    ).reshape(len(rows), len(names))
+    return table
+
+
+def _weighted(table: FloatArray, names: Sequence[str], rubric: Rubric) -> FloatArray:
+    """Each row's `Rubric.weighted` (NaN for None), metric by metric in weight order."""
+    total = np.zeros(table.shape[0])
+    weight = np.zeros(table.shape[0])
+    for name, w in rubric.weights.items():
+        if w <= 0:
+            continue
+        values = table[:, names.index(name)]
+        present = ~np.isnan(values)
+        goodness = 1.0 - values if name in rubric.lower else values
+        total = np.where(present, total + w * goodness, total)
+        weight = np.where(present, weight + w, weight)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: FloatArray = np.where(weight > 0, total / weight, math.nan)
+    return result
 
 
 def case_means(

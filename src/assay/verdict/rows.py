@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records
+from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records, paused_gc
 from assay.core.records import ScoreRow
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 
@@ -56,6 +56,8 @@ class ScoredTrial:
 def evidence_text(row: ScoreRow) -> str | None:
     """A score row's `evidence` and `justification` as plain text (lists one per line,
     objects as JSON), or None when it has neither."""
+    if row.evidence is None and row.justification is None:
+        return None  # the common case, a million times over
     parts: list[str] = []
     for value in (row.evidence, row.justification):
         if isinstance(value, str):
@@ -133,6 +135,16 @@ def load_scores(
     With `infer_weights` (no weights configured) the rubric weighs the metrics the rows carry
     (`implied_weights`) on `rubric`'s scale. `check_names` gets the metric names the rows
     carry before they are weighed (to refuse a configured metric name nothing produces)."""
+    with paused_gc():  # a million rows: see paused_gc
+        return _load_scores(path, rubric, infer_weights, check_names)
+
+
+def _load_scores(
+    path: Path,
+    rubric: Rubric,
+    infer_weights: bool,
+    check_names: Callable[[set[str]], None] | None,
+) -> list[ScoredTrial]:
     records, errors = parse_records(path, ScoreRow)
     if check_names is not None and not errors:
         check_names({name for _, record in records for name in record.model_extra or {}})
@@ -142,7 +154,10 @@ def load_scores(
     rows: list[ScoredTrial] = []
     first: dict[tuple[str, int, str], int] = {}
     seen_metrics: set[str] = set()
-    for line, record in records:
+    any_records = bool(records)
+    records.reverse()  # popped in file order: each validated row is freed once converted
+    while records:
+        line, record = records.pop()
         extra = dict(record.model_extra or {})
         seen_metrics.update(extra)
         metrics, problems = metric_errors(extra, rubric)
@@ -175,7 +190,7 @@ def load_scores(
             )
         )
     absent = [name for name in rubric.weights if name not in seen_metrics]
-    if records and absent:
+    if any_records and absent:
         # one clear message instead of one per line
         errors = [
             (ln, m) for ln, m in errors if not any(m.startswith(f"{a}: required") for a in absent)

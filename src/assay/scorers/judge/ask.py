@@ -58,12 +58,26 @@ def shown(text: str) -> str:
     return neutralise(anonymise(text))
 
 
+RAW_KEEP_CHARS = 64 * 1024  # of one judge reply: what is stored and what a repair re-sends
+
+
+def kept(reply: str) -> str:
+    """A judge reply as it is stored and quoted back in a repair: its first `RAW_KEEP_CHARS`
+    characters, and a note of how much more there was. A usable reply is far shorter (the
+    reply schema bounds every field); a runaway one must not grow the store or the next
+    request by megabytes."""
+    if len(reply) <= RAW_KEEP_CHARS:
+        return reply
+    return reply[:RAW_KEEP_CHARS] + f"\n[… {len(reply) - RAW_KEEP_CHARS} more characters not kept]"
+
+
 async def ask_json(
     caller: Caller, model: Model, request: Request, parse: Callable[[str], T]
 ) -> tuple[T, list[str]]:
     """Ask for JSON; one repair attempt on a reply that does not parse, then JudgeFailure.
 
-    Returns the parsed reply and every raw reply received (kept with the judgment).
+    Returns the parsed reply and every raw reply received (kept with the judgment, each cut
+    to `RAW_KEEP_CHARS` by `kept`, as is the reply the repair request quotes back).
     """
     raw: list[str] = []
     for attempt in range(2):
@@ -79,7 +93,7 @@ async def ask_json(
         except Exception as exc:  # a provider bug: this item fails, the run goes on
             message = scrub(f"{type(exc).__name__}: {exc}")
             raise JudgeFailure(f"{model.spec}: {message}", raw) from None
-        raw.append(response.text)
+        raw.append(kept(response.text))
         try:
             return parse(response.text), raw
         except ReplyError as exc:
@@ -95,7 +109,7 @@ async def ask_json(
                 request,
                 messages=[
                     *request.messages,
-                    Message("assistant", response.text),
+                    Message("assistant", raw[-1]),
                     Message("user", repair),
                 ],
             )

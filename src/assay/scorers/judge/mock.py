@@ -15,6 +15,7 @@ which only does when asked to repair its reply.
   checked against the document sentence sharing most of its words — with half its words
   or more there, it is supported when its numbers and negation match that sentence, else
   contradicted; with fewer, unverifiable. A document is contradicted when a claim is.
+  DeepEval's and RAGAS's own prompts get answers by the same rule (`mock_external.py`).
 * `gold`     — pairwise: prefers the response the case's `metadata.gold_response` names (a
   tie when `metadata.gold` is `tie`), whatever the order: the perfect judge of a labelled set
   (`assay judge-bench`); direct/screen: like `fair`.
@@ -32,6 +33,7 @@ from typing import Any
 
 from assay.models.base import Request
 from assay.models.mock import BEHAVIOURS
+from assay.scorers.judge.mock_external import EXTERNAL
 from assay.scorers.judge.mock_grounding import GROUNDING, Check, overlap_check
 from assay.scorers.judge.prompts import framed_responses, neutralise
 
@@ -160,6 +162,8 @@ def judge_behaviour(
             return json.dumps(_rubric(request))
         if title in GROUNDING:
             return json.dumps(GROUNDING[title](_first_user(request), grounding))
+        if title in EXTERNAL:
+            return json.dumps(EXTERNAL[title](_first_user(request), grounding))
         return "I am a scripted judge."
 
     return behave

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,19 +127,7 @@ def plan_items(
     items: list[JudgeItem] = []
     if config.mode == "direct":
         for trial in answered:
-            key = sha256_json(
-                [
-                    "direct",
-                    trial.case_id,
-                    trial.trial,
-                    trial.condition,
-                    sha256_text(trial.response),
-                    config_key,
-                ]
-            )
-            items.append(
-                JudgeItem(len(items), key, cases[trial.case_id], (trial,), trial.condition, "")
-            )
+            items.append(direct_item(len(items), trial, cases[trial.case_id], config_key))
         return items, errored, 0
     if config.a == config.b:
         raise InputError("ERROR: --a and --b must name two different conditions")
@@ -163,22 +151,40 @@ def plan_items(
         if other is None:
             unpaired += 1
             continue
-        key = sha256_json(
-            [
-                "pairwise",
-                trial.case_id,
-                trial.trial,
-                config.a,
-                config.b,
-                sha256_text(trial.response),
-                sha256_text(other.response),
-                config_key,
-            ]
-        )
-        items.append(
-            JudgeItem(len(items), key, cases[trial.case_id], (trial, other), config.a, config.b)
-        )
+        items.append(pair_item(len(items), trial, other, cases[trial.case_id], config_key))
     return items, errored, unpaired
+
+
+def direct_item(seq: int, trial: Trial, case: Case, config_key: str) -> JudgeItem:
+    """A direct item: one answered trial; its key is the response and the configuration."""
+    key = sha256_json(
+        [
+            "direct",
+            trial.case_id,
+            trial.trial,
+            trial.condition,
+            sha256_text(trial.response),
+            config_key,
+        ]
+    )
+    return JudgeItem(seq, key, case, (trial,), trial.condition, "")
+
+
+def pair_item(seq: int, a: Trial, b: Trial, case: Case, config_key: str) -> JudgeItem:
+    """A pairwise item: the same case and trial number of conditions a and b."""
+    key = sha256_json(
+        [
+            "pairwise",
+            a.case_id,
+            a.trial,
+            a.condition,
+            b.condition,
+            sha256_text(a.response),
+            sha256_text(b.response),
+            config_key,
+        ]
+    )
+    return JudgeItem(seq, key, case, (a, b), a.condition, b.condition)
 
 
 def judge_scorer(setup: JudgeSetup, median_words: dict[str, float]) -> JudgeScorer | Cascade:
@@ -203,6 +209,7 @@ class Judging:
         store: Store,
         progress: Progress | None,
         caller: Caller | None,
+        ahead: Mapping[str, Outcome] | None = None,
     ) -> None:
         validate_config(config)
         criteria, scale = resolve_criteria(config.rubric, config.scale, concision=config.concision)
@@ -242,6 +249,8 @@ class Judging:
                 result.judged += 1
                 result.by_expectations += 1
                 self.tick(True)
+            elif ahead and item.key in ahead:  # judged while the run went on
+                self.settle(item, ahead[item.key])
             elif item.key in done:
                 self.records[item.key] = self.from_row(done[item.key])
                 result.resumed += 1
@@ -278,56 +287,30 @@ class Judging:
                 await model.aclose()
 
     async def work(self, item: JudgeItem, gate: asyncio.Semaphore) -> None:
-        result = self.result
         async with gate:
             if self.caller.budget.exhausted:
                 return
-            ctx = ScoreContext(item.case, item.trials, {}, self.caller)
             try:
-                scored = await self.scorer.score(ctx)
+                outcome = await judge_item(
+                    self.scorer, item, self.caller, self.store, self.config, self.prompt_sha256
+                )
             except BudgetExhausted:
-                result.stopped = "budget"
+                self.result.stopped = "budget"
                 return
-            except JudgeFailure as exc:
-                self.save(item, "error", None, str(exc), exc.raw)
-                result.failed += 1
-                if len(result.failures) < 20:
-                    result.failures.append(f"{_label(item)}: {exc}")
-                self.tick(False)
-                return
-            row = scored.row if isinstance(scored, PairScore) else scored.row()
-            if row.get("tier") == "review":
-                source = row.get("source") or f"judge:{row['judge']}"
-                trial = item.trials[0].trial
-                queue_review(self.store, item.case.id, trial, item.a, item.b, row["review"], source)
-            self.save(item, "ok", row, None, scored.replies)
-            self.records[item.key] = scored
-            result.judged += 1
-            self.tick(True)
+            self.settle(item, outcome)
 
-    def save(
-        self,
-        item: JudgeItem,
-        status: str,
-        record: dict[str, Any] | None,
-        error: str | None,
-        raw: list[str],
-    ) -> None:
-        save_judgment(
-            self.store,
-            key=item.key,
-            mode=self.config.mode,
-            case_id=item.case.id,
-            trial=item.trials[0].trial,
-            a=item.a,
-            b=item.b,
-            judge=self.config.judge_model,
-            prompt_sha256=self.prompt_sha256,
-            status=status,
-            record=record,
-            error=error,
-            raw=raw,
-        )
+    def settle(self, item: JudgeItem, outcome: Outcome) -> None:
+        """Count an item judged in this invocation (here, or ahead while the run went on)."""
+        result = self.result
+        if outcome.scored is None:
+            result.failed += 1
+            if len(result.failures) < 20:
+                result.failures.append(f"{_label(item)}: {outcome.failure}")
+            self.tick(False)
+            return
+        self.records[item.key] = outcome.scored
+        result.judged += 1
+        self.tick(True)
 
     def finish(self) -> JudgeResult:
         """Counts, rows in input order, the cascade's savings, panel agreement, history."""
@@ -358,6 +341,67 @@ class Judging:
         return result
 
 
+@dataclass(slots=True)
+class Outcome:
+    """An item judged in this invocation: its score, or (None) why its judging failed."""
+
+    scored: Score | PairScore | None
+    failure: str | None = None
+
+
+async def judge_item(
+    scorer: JudgeScorer | Cascade,
+    item: JudgeItem,
+    caller: Caller,
+    store: Store,
+    config: JudgeConfig,
+    prompt_sha256: str,
+) -> Outcome:
+    """Judge one item through `caller` and store the judgment (a failure too, with the raw
+    replies); BudgetExhausted when no call could start."""
+    ctx = ScoreContext(item.case, item.trials, {}, caller)
+    try:
+        scored = await scorer.score(ctx)
+    except JudgeFailure as exc:
+        save_item(store, config, prompt_sha256, item, "error", None, str(exc), exc.raw)
+        return Outcome(None, str(exc))
+    row = scored.row if isinstance(scored, PairScore) else scored.row()
+    if row.get("tier") == "review":
+        source = row.get("source") or f"judge:{row['judge']}"
+        trial = item.trials[0].trial
+        queue_review(store, item.case.id, trial, item.a, item.b, row["review"], source)
+    save_item(store, config, prompt_sha256, item, "ok", row, None, scored.replies)
+    return Outcome(scored)
+
+
+def save_item(
+    store: Store,
+    config: JudgeConfig,
+    prompt_sha256: str,
+    item: JudgeItem,
+    status: str,
+    record: dict[str, Any] | None,
+    error: str | None,
+    raw: list[str],
+) -> None:
+    """One judgment into the store's `judgments` table (resume reads it back)."""
+    save_judgment(
+        store,
+        key=item.key,
+        mode=config.mode,
+        case_id=item.case.id,
+        trial=item.trials[0].trial,
+        a=item.a,
+        b=item.b,
+        judge=config.judge_model,
+        prompt_sha256=prompt_sha256,
+        status=status,
+        record=record,
+        error=error,
+        raw=raw,
+    )
+
+
 def template_sha256_of(scorer: JudgeScorer | Cascade) -> str:
     """The prompt hash stored with each judgment: the full judge's template."""
     return (scorer.full if isinstance(scorer, Cascade) else scorer).prompt_sha256
@@ -370,10 +414,13 @@ def run_judging(
     store: Store,
     progress: Progress | None = None,
     caller: Caller | None = None,
+    ahead: Mapping[str, Outcome] | None = None,
 ) -> JudgeResult:
     """Judge every answered trial (or pair); return the judged rows in input order and a
-    summary. With `caller` (the run's), judge calls share its cache, budget and limits."""
-    judging = Judging(trials, cases, config, store, progress, caller)
+    summary. With `caller` (the run's), judge calls share its cache, budget and limits.
+    `ahead` holds the items judged in this invocation while the run went on
+    (`assay.scorers.judge.follow`), by key: counted as judged here, not asked again."""
+    judging = Judging(trials, cases, config, store, progress, caller, ahead)
     try:
         asyncio.run(judging.run())
     except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3

@@ -1,0 +1,147 @@
+"""A suite's judges pipelined with its run (scorers/judge/follow.py): judge calls start while
+the run still makes its calls, and the outputs are exactly those of judging after the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.api import running
+from assay.engine.budget import Budget
+from conftest import make_case, write_jsonl
+
+CASES = 12
+
+
+def _suite(tmp_path: Path, url: str, judge: str) -> Path:
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(CASES)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
+        f'output = "out"\n[run]\nbase_url = "{url}"\nprice = "1,1"\nconcurrency = 4\n'
+        '[[conditions]]\nname = "baseline"\n'
+        '[[conditions]]\nname = "candidate"\nsystem = "Be brief."\n'
+        f'[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n{judge}'
+        '[scoring]\nscorers = ["contains"]\n',
+        encoding="utf-8",
+    )
+    return suite
+
+
+def _outputs(folder: Path) -> dict[str, list[Any]]:
+    """The suite's output files, timings aside (they differ between any two runs)."""
+    timings = {"latency_s", "created_at"}
+    found: dict[str, list[Any]] = {}
+    for name in ("scores.jsonl", "comparisons.jsonl", "trials.jsonl"):
+        path = folder / name
+        if path.exists():
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            found[name] = [{k: v for k, v in r.items() if k not in timings} for r in rows]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("judge", "output"),
+    [
+        ("", "scores.jsonl"),
+        ("length_normalised = true\n", "scores.jsonl"),
+        ('mode = "pairwise"\nexpectations_first = false\n', "comparisons.jsonl"),
+    ],
+    ids=["direct", "length-normalised", "pairwise"],
+)
+def test_judge_calls_start_before_the_runs_last_call_and_outputs_match_judging_after(
+    tmp_path: Path,
+    mock_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    judge: str,
+    output: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(latency=0.02, judge_reply="schema", record=True)
+    suite = _suite(tmp_path, server.url, judge)
+    piped = running.run(suite, store=tmp_path / "piped.db", out=tmp_path / "piped")
+    assert piped.exit_code in (0, 1), piped.notes
+    log = server.requests()
+    sut = [r["arrived"] for r in log if r["model"] == "sut-model"]
+    judged = [r["arrived"] for r in log if r["model"] == "judge-model"]
+    assert len(sut) == CASES * 2 * 2 and judged
+    # Overlap: some judge requests reached the server before the run's last request did.
+    assert min(judged) < max(sut)
+    assert sum(1 for t in judged if t < max(sut)) >= 1
+
+    # The same suite judged only after the run (no follower) writes the same rows, in the
+    # same order, whatever order the pipelined calls completed in.
+    monkeypatch.setattr(running, "_follower", lambda *args: None)
+    after = running.run(suite, store=tmp_path / "after.db", out=tmp_path / "after")
+    assert after.exit_code == piped.exit_code
+    assert (tmp_path / "piped" / output).exists()
+    assert _outputs(tmp_path / "piped") == _outputs(tmp_path / "after")
+
+
+def test_a_rerun_of_a_pipelined_suite_makes_no_call(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Everything judged while the run went on is stored: the rerun reads it all back."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema", record=True)
+    suite = _suite(tmp_path, server.url, "")
+    first = running.run(suite, store=tmp_path / "s.db")
+    assert first.evaluation is not None and first.evaluation.judged is not None
+    before = len(server.requests())
+    again = running.run(suite, store=tmp_path / "s.db")
+    assert len(server.requests()) == before
+    assert again.evaluation is not None
+    assert again.evaluation.judged.scores == first.evaluation.judged.scores
+
+
+def test_a_judge_budget_within_the_runs_caps_both() -> None:
+    """A budget drawing on another (`Budget.within`): a reservation must fit its own limit
+    and the parent's; what it holds and spends counts in the parent too."""
+    run = Budget(1.0)
+    judge = run.within(0.5)
+    assert judge.reserve(0.4)
+    assert run.reserved == pytest.approx(0.4)
+    judge.settle(0.4, 0.3)
+    assert (judge.spent, run.spent) == (pytest.approx(0.3), pytest.approx(0.3))
+    assert not judge.reserve(0.25)  # over the judge's own 0.5
+    assert judge.exhausted and not run.exhausted
+    assert run.reserve(0.6)  # the run's own calls fill the parent
+    assert judge.remaining() == pytest.approx(0.1)
+    other = run.within(None)
+    assert not other.reserve(0.2)  # no limit of its own, but the run's is full
+    unlimited = Budget(None).within(None)
+    assert unlimited.reserve(10.0) and unlimited.remaining() is None
+
+
+def test_the_judge_budget_caps_pipelined_judges_and_the_rest_after_the_run(
+    tmp_path: Path,
+) -> None:
+    """[judge] budget_usd holds across the judge calls made while the run went on and those
+    made after it: the judging stops at the cap (exit 3, resumable), the trials all finish."""
+    from assay.store import Store
+    from assay.store.spend import spent_so_far
+
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"b{i}") for i in range(8)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "capped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "mock:answer,latency=0.01"\n'
+        'output = "out"\n[run]\nprice = "0,0"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["mock:fair"]\nprice = "100,100"\nbudget_usd = 1\n',
+        encoding="utf-8",
+    )
+    done = running.run(suite, store=tmp_path / "s.db")
+    assert done.run.answered == done.run.total == 16
+    assert done.exit_code == 3, done.notes
+    assert done.evaluation is not None and done.evaluation.judged is not None
+    assert done.evaluation.judged.stopped == "budget"
+    assert 0 < len(done.evaluation.judged.scores) < 16
+    handle = Store(tmp_path / "s.db")
+    try:
+        spent = spent_so_far(handle, done.run.run_id)
+        assert 0 < spent <= 1 + 1e-9, (spent, done.notes)
+    finally:
+        handle.close()
