@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,6 +267,61 @@ def test_cache_key_covers_every_input() -> None:
     ]
     assert key == cache_key(ident, Request(messages=[Message("user", "hi")], max_tokens=10))
     assert len({key, *variants}) == 7
+
+
+def _cache_key_before(identity: dict[str, Any], request: Request) -> str:
+    """The cache key as assay always computed it (one canonical JSON text of every part)."""
+    text = json.dumps(
+        [
+            identity,
+            [[m.role, m.content] for m in request.messages],
+            request.max_tokens,
+            request.temperature,
+            request.trial,
+            request.json_schema,
+            request.settings,
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_cache_key_bytes_never_change() -> None:
+    """Existing caches and resume keys stay valid: the key is the same SHA-256 of the same
+    canonical JSON as before, with or without a schema, whether or not a schema object was
+    seen before (its encoding is remembered) and for any text."""
+    from assay.scorers.judge.verdicts import direct_schema, pairwise_schema
+
+    schema = direct_schema(["accuracy", "clarité"], 1, 5)
+    messages = [Message("system", "Be fair. ünïcödé ✓"), Message("user", 'say "hi"\n\t{}')]
+    requests = [
+        Request(messages=[Message("user", "hi")], max_tokens=10),
+        Request(messages=messages, max_tokens=300, temperature=0.7, trial=3),
+        Request(messages=messages, max_tokens=300, json_schema=schema, trial=2),
+        Request(messages=messages, max_tokens=300, json_schema=schema, trial=2),
+        Request(messages=messages, max_tokens=9, json_schema=direct_schema(["accuracy"], 1, 5)),
+        Request(messages=messages, max_tokens=9, json_schema=pairwise_schema(["a", "b"])),
+        Request(messages=messages, max_tokens=9, json_schema={"type": "object", "b": 1, "a": []}),
+        Request(
+            messages=messages,
+            max_tokens=9,
+            settings={"top_p": 0.9, "stop": ["\n"], "dir": Path("/tmp/x"), "z": None},
+        ),
+    ]
+    identities = [
+        {"spec": "openai:m", "base_url": "http://a"},
+        {"spec": "command:claude", "args": ["--x", 1], "env": {"B": "2", "A": "é"}},
+        {},
+    ]
+    for identity in identities:
+        for request in requests:
+            assert cache_key(identity, request) == _cache_key_before(identity, request)
+    # a pinned key: the bytes hashed did not change
+    assert cache_key(identities[0], requests[0]) == (
+        "b880d50e5a5688c5dd052c12eee4c93e18f1caa3afcb1b96bbdd6f729bacbbed"
+    )
 
 
 def test_limiter_halves_and_creeps_back() -> None:

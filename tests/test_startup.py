@@ -67,3 +67,34 @@ def test_a_scripted_judge_answers_as_the_system_under_test_in_a_fresh_process(tm
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "1/1 trials answered" in done.stdout
+
+
+def test_schema_of_one_record_builds_only_that_model() -> None:
+    """`assay schema case` imports the Case model, not every output and report model."""
+    code = (
+        "import sys\nfrom assay.cli.app import app\n"
+        "try:\n    app(['schema', 'case'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('assay.api.outputs', 'assay.reports.model', 'assay.verdict.checks')"
+        " if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert '"title": "Case"' in done.stdout
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_every_named_schema_model_exists() -> None:
+    """The lazily imported table of models names real pydantic models (output ones included)."""
+    from pydantic import BaseModel
+
+    from assay.api.outputs import OUTPUTS
+    from assay.api.schemas import SCHEMAS
+
+    assert set(OUTPUTS) <= set(SCHEMAS)
+    for name in SCHEMAS:
+        assert issubclass(SCHEMAS[name], BaseModel), name
+
+
+def test_recording_judge_scores_imports_no_scipy() -> None:
+    """A suite run with judges records their scores for `assay history` (store/history.py)
+    without importing scipy: only the bias statistics that use it import it."""
+    assert "scipy" not in imported_after("import assay.scorers.judge.run, assay.store.history")

@@ -8,13 +8,15 @@ dimensions, metrics) are open.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from assay.api.schemas import OUTPUT_MODELS, LazyModels
 from assay.core.records import Output
 from assay.importers.common import Tool
-from assay.verdict.checks import JudgeStatus, ReleaseGate, ScoreSummary
+from assay.verdict.checks import JudgeStatus, ReleaseGate
 
 Number = float | None
 
@@ -385,15 +387,6 @@ class JudgeBench(Output):
     exit_code: int
 
 
-OUTPUTS: dict[str, type[BaseModel]] = {
-    "run-summary": RunSummary,
-    "judge-summary": JudgeSummary,
-    "summary": ScoreSummary,
-    "calibration": Calibration,
-    "bias": BiasReport,
-    "winrate": WinRates,
-    "rank": Ranking,
-    "history": History,
-    "import-summary": ImportSummary,
-    "judge-bench": JudgeBench,
-}
+# Every `--json` output by its `assay schema` name (the table lives in assay.api.schemas, which
+# names the models without importing them).
+OUTPUTS: Mapping[str, type[BaseModel]] = LazyModels(OUTPUT_MODELS)

@@ -8,6 +8,18 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import (
+    AllowUnmetered,
+    BaseUrl,
+    Concurrency,
+    JudgeBudget,
+    JudgePrice,
+    MaxTokens,
+    Retries,
+    StorePath,
+    Temperature,
+    Timeout,
+)
 from assay.cli.output import err, out, print_output, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
@@ -119,14 +131,10 @@ def judge(
             " judge call; --no-expectations-first asks the judge about every pair."
         ),
     ] = True,
-    max_tokens: Annotated[int, typer.Option(min=16, help="Judge output tokens per call.")] = 1024,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Judge temperature.")] = 0.0,
-    budget_usd: Annotated[
-        float | None, typer.Option(min=0, help="Hard spending cap in USD.")
-    ] = None,
-    allow_unmetered: Annotated[
-        bool, typer.Option(help="Allow judges whose cost is unknown.")
-    ] = False,
+    max_tokens: MaxTokens = 1024,
+    temperature: Temperature = 0.0,
+    budget_usd: JudgeBudget = None,
+    allow_unmetered: AllowUnmetered = False,
     batch: Annotated[
         bool,
         typer.Option(
@@ -144,14 +152,12 @@ def judge(
             " longer, up to 10x).",
         ),
     ] = 30.0,
-    price: Annotated[
-        str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Concurrent calls.")] = 8,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per call.")] = 120.0,
-    retries: Annotated[int, typer.Option(min=0, help="Retries per call.")] = 4,
-    store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    price: JudgePrice = None,
+    base_url: BaseUrl = None,
+    concurrency: Concurrency = 8,
+    timeout: Timeout = 120.0,
+    retries: Retries = 4,
+    store: StorePath = DEFAULT_STORE,
     labels: Annotated[
         Path | None,
         typer.Option(

@@ -8,6 +8,18 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.app import app
+from assay.cli.options import (
+    AllowUnmetered,
+    BaseUrl,
+    Concurrency,
+    JudgeBudget,
+    JudgePrice,
+    MaxTokens,
+    Retries,
+    StorePath,
+    Temperature,
+    Timeout,
+)
 from assay.cli.output import err, out, print_output, progress
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
@@ -99,22 +111,16 @@ def judge_bench(
     shuffles: Annotated[
         int, typer.Option(min=2, help="Passes in alternating order (majority).")
     ] = 2,
-    max_tokens: Annotated[int, typer.Option(min=16, help="Judge output tokens per call.")] = 1024,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Judge temperature.")] = 0.0,
-    budget_usd: Annotated[
-        float | None, typer.Option(min=0, help="Hard spending cap in USD.")
-    ] = None,
-    allow_unmetered: Annotated[
-        bool, typer.Option(help="Allow judges whose cost is unknown.")
-    ] = False,
-    price: Annotated[
-        str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Concurrent calls.")] = 8,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per call.")] = 120.0,
-    retries: Annotated[int, typer.Option(min=0, help="Retries per call.")] = 4,
-    store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
+    max_tokens: MaxTokens = 1024,
+    temperature: Temperature = 0.0,
+    budget_usd: JudgeBudget = None,
+    allow_unmetered: AllowUnmetered = False,
+    price: JudgePrice = None,
+    base_url: BaseUrl = None,
+    concurrency: Concurrency = 8,
+    timeout: Timeout = 120.0,
+    retries: Retries = 4,
+    store: StorePath = DEFAULT_STORE,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Benchmark a judge on public human-labelled pairwise sets; exit 0, 1 below a gate bar,

@@ -1,7 +1,9 @@
-"""Command-line options that several commands take, defined once."""
+"""Command-line options that several commands take, defined once (a shared `Annotated` type
+keeps the flag, its bounds and its help the same everywhere)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,3 +17,17 @@ Corpus = Annotated[
         " metric.",
     ),
 ]
+
+# The judge settings `assay judge` and `assay judge-bench` share.
+MaxTokens = Annotated[int, typer.Option(min=16, help="Judge output tokens per call.")]
+Temperature = Annotated[float, typer.Option(min=0.0, help="Judge temperature.")]
+JudgeBudget = Annotated[float | None, typer.Option(min=0, help="Hard spending cap in USD.")]
+AllowUnmetered = Annotated[bool, typer.Option(help="Allow judges whose cost is unknown.")]
+JudgePrice = Annotated[
+    str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
+]
+BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")]
+Concurrency = Annotated[int, typer.Option(min=1, max=1024, help="Concurrent calls.")]
+Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds per call.")]
+Retries = Annotated[int, typer.Option(min=0, help="Retries per call.")]
+StorePath = Annotated[Path, typer.Option(help="The SQLite run store.")]

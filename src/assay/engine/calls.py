@@ -17,7 +17,7 @@ from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
-from assay.engine.plan import sha256_json
+from assay.engine.plan import canonical_json, sha256_text
 from assay.models.base import Model, ModelError, Request, Response, Served, ServerMismatch
 from assay.models.pricing import Price
 from assay.models.registry import is_agent, model_price
@@ -32,18 +32,43 @@ class BudgetExhausted(Exception):
 
 
 def cache_key(identity: dict[str, Any], request: Request) -> str:
-    """Content address of a call: model identity, parameters, messages and trial index."""
-    return sha256_json(
+    """Content address of a call: model identity, parameters, messages and trial index.
+
+    The bytes hashed are exactly `sha256_json([identity, messages, max_tokens, temperature,
+    trial, json_schema, settings])` (existing caches and resume keys depend on them); the
+    schema part, the same large object for every call of a judge, is encoded once."""
+    head = canonical_json(
         [
             identity,
             [[m.role, m.content] for m in request.messages],
             request.max_tokens,
             request.temperature,
             request.trial,
-            request.json_schema,
-            request.settings,
         ]
     )
+    schema = _schema_json(request.json_schema)
+    return sha256_text(f"{head[:-1]}, {schema}, {canonical_json(request.settings)}]")
+
+
+# Canonical encodings of the request schemas seen, by object: a schema is built once per judge
+# setup and never changed after it is sent. Each entry holds its object, so an id is not reused
+# while it is here; the memo is emptied when it grows past _SCHEMAS_KEPT.
+_SCHEMA_JSON: dict[int, tuple[object, str]] = {}
+_SCHEMAS_KEPT = 256
+
+
+def _schema_json(schema: dict[str, Any] | None) -> str:
+    """`canonical_json(schema)`, remembered per schema object."""
+    if schema is None:
+        return "null"
+    kept = _SCHEMA_JSON.get(id(schema))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    text = canonical_json(schema)
+    if len(_SCHEMA_JSON) >= _SCHEMAS_KEPT:
+        _SCHEMA_JSON.clear()
+    _SCHEMA_JSON[id(schema)] = (schema, text)
+    return text
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:

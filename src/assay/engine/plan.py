@@ -19,8 +19,13 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def canonical_json(value: Any) -> str:
+    """The one JSON text assay hashes a value by (sorted keys, UTF-8 kept, other types as str)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def sha256_json(value: Any) -> str:
-    return sha256_text(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+    return sha256_text(canonical_json(value))
 
 
 @dataclass(slots=True)

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from scipy import stats
 
 from assay.core.records import ScoreRow
 from assay.measure.bias import P_FLAG, RHO_FLAG
@@ -78,6 +77,8 @@ def _spearman(lengths: list[float], scores: list[float]) -> tuple[float | None, 
     x, y = np.asarray(lengths, dtype=float), np.asarray(scores, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None, None
+    from scipy import stats  # here, not at import: see measure/bias.py binomial_z
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = stats.spearmanr(x, y)
@@ -150,6 +151,8 @@ def _config_report(
             and len(previous) >= s.min_drift_rows
             and len(scores) >= s.min_drift_rows
         ):
+            from scipy import stats
+
             test = stats.ks_2samp(previous, scores)
             ks, p_drift = float(test.statistic), float(test.pvalue)
             drift = {"against": previous_run, "ks": ks, "p": p_drift}

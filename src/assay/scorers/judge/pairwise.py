@@ -157,24 +157,8 @@ class PairJudge:
         trial_a, trial_b = ctx.trials
         if not same_text(shown(trial_a.response), shown(trial_b.response)):
             return None
-        row = {
-            "case_id": trial_a.case_id,
-            "trial": trial_a.trial,
-            "a": trial_a.condition,
-            "b": trial_b.condition,
-            "judge": "+".join(self.judges),
-            "passes": [],
-            "verdict": "tie",
-            "confidence": agg.CAP,
-            "consistent": True,
-            "preference": 0.5,
-            "criteria": {n: {"verdict": "tie", "consistent": True} for n in self.setup.names},
-            "len_a": len(trial_a.response),
-            "len_b": len(trial_b.response),
-            "identical": True,
-        }
-        self.stamp(row, "rule")
-        return PairScore(row)
+        criteria = {n: {"verdict": "tie", "consistent": True} for n in self.setup.names}
+        return self.ruled(ctx, "tie", criteria, identical=True)
 
     def expected(self, ctx: ScoreContext) -> PairScore | None:
         """The verdict by the case's expectations, without a call, when exactly one response
@@ -187,21 +171,32 @@ class PairJudge:
         if bool(failed_a) == bool(failed_b):
             return None
         winner: Literal["a", "b"] = "b" if failed_a else "a"
-        row = {
+        return self.ruled(ctx, winner, None, expectations={"a": failed_a, "b": failed_b})
+
+    def ruled(
+        self,
+        ctx: ScoreContext,
+        verdict: Literal["a", "b", "tie"],
+        criteria: dict[str, Any] | None,
+        **extra: Any,
+    ) -> PairScore:
+        """A Comparison decided by rule (tier `rule`, no judge pass), as assay writes it."""
+        trial_a, trial_b = ctx.trials
+        row: dict[str, Any] = {
             "case_id": trial_a.case_id,
             "trial": trial_a.trial,
             "a": trial_a.condition,
             "b": trial_b.condition,
             "judge": "+".join(self.judges),
             "passes": [],
-            "verdict": winner,
+            "verdict": verdict,
             "confidence": agg.CAP,
             "consistent": True,
-            "preference": 1.0 if winner == "b" else 0.0,
-            "len_a": len(trial_a.response),
-            "len_b": len(trial_b.response),
-            "expectations": {"a": failed_a, "b": failed_b},
+            "preference": {"a": 0.0, "b": 1.0, "tie": 0.5}[verdict],
         }
+        if criteria is not None:
+            row["criteria"] = criteria
+        row.update(len_a=len(trial_a.response), len_b=len(trial_b.response), **extra)
         self.stamp(row, "rule")
         return PairScore(row)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -81,8 +83,16 @@ def _object(title: str | None, properties: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def direct_schema(criteria: list[str], low: int, high: int) -> dict[str, Any]:
-    """Evidence, then score, then justification for each criterion; blocker; improvement."""
+def direct_schema(criteria: Sequence[str], low: int, high: int) -> dict[str, Any]:
+    """Evidence, then score, then justification for each criterion; blocker; improvement.
+
+    Built once per criteria and scale: every call of a judge sends the same schema object,
+    which the engine encodes once for the cache key (engine/calls.py). Do not change it."""
+    return _direct_schema(tuple(criteria), low, high)
+
+
+@cache
+def _direct_schema(criteria: tuple[str, ...], low: int, high: int) -> dict[str, Any]:
     per_criterion = _object(
         None,
         {
@@ -102,8 +112,14 @@ def direct_schema(criteria: list[str], low: int, high: int) -> dict[str, Any]:
     )
 
 
-def pairwise_schema(criteria: list[str]) -> dict[str, Any]:
-    """Evidence first, then per-criterion and overall winners ("1", "2", "tie")."""
+def pairwise_schema(criteria: Sequence[str]) -> dict[str, Any]:
+    """Evidence first, then per-criterion and overall winners ("1", "2", "tie"); built once
+    per criteria (see `direct_schema`)."""
+    return _pairwise_schema(tuple(criteria))
+
+
+@cache
+def _pairwise_schema(criteria: tuple[str, ...]) -> dict[str, Any]:
     choice = {"type": "string", "enum": ["1", "2", "tie"]}
     return _object(
         "pairwise_judgement",
@@ -117,8 +133,14 @@ def pairwise_schema(criteria: list[str]) -> dict[str, Any]:
     )
 
 
-def screen_schema(criteria: list[str], low: int, high: int) -> dict[str, Any]:
-    """The direct judgement (scores with evidence, blocker, improvement), then the adequacy."""
+def screen_schema(criteria: Sequence[str], low: int, high: int) -> dict[str, Any]:
+    """The direct judgement (scores with evidence, blocker, improvement), then the adequacy;
+    built once per criteria and scale (see `direct_schema`)."""
+    return _screen_schema(tuple(criteria), low, high)
+
+
+@cache
+def _screen_schema(criteria: tuple[str, ...], low: int, high: int) -> dict[str, Any]:
     direct = direct_schema(criteria, low, high)
     properties = {
         **direct["properties"],
