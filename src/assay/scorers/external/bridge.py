@@ -101,6 +101,22 @@ class LibraryScorer(JudgeBacked):
         self.judge = judge
         self.judge_options = judge_options
         self.options = dict(options or {})
+        self._llm = self.llm_class()
+        self._build(None)  # bad options fail now (exit 2), before any call
+
+    def llm_class(self) -> Any:
+        """The library's LLM class that asks through a `JudgeBridge` (built on first use)."""
+        raise NotImplementedError
+
+    def metric_object(self, bridge: JudgeBridge | None) -> Any:
+        """The library's metric object, its LLM asking through `bridge`."""
+        raise NotImplementedError
+
+    def _build(self, bridge: JudgeBridge | None) -> Any:
+        try:
+            return self.metric_object(bridge)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{self.metric}: {exc}") from None
 
     @property
     def metrics(self) -> tuple[str, ...]:

@@ -107,20 +107,15 @@ class DeepEvalScorer(LibraryScorer):
 
     library = "deepeval"
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._llm = _llm_class()
-        self._build(None)  # bad options fail now (exit 2), before any call
+    def llm_class(self) -> Any:
+        return _llm_class()
 
-    def _build(self, bridge: JudgeBridge | None) -> Any:
+    def metric_object(self, bridge: JudgeBridge | None) -> Any:
         cls = getattr(_library(), self.metric)
         llm = self._llm(bridge, self.judge or "unset")
-        try:
-            with warnings.catch_warnings():  # 4.x's notice that HallucinationMetric flipped
-                warnings.filterwarnings("ignore", SCORE_DIRECTION, DeprecationWarning)
-                return cls(model=llm, async_mode=True, **self.options)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{self.metric}: {exc}") from None
+        with warnings.catch_warnings():  # 4.x's notice that HallucinationMetric flipped
+            warnings.filterwarnings("ignore", SCORE_DIRECTION, DeprecationWarning)
+            return cls(model=llm, async_mode=True, **self.options)
 
     async def measure(
         self, ctx: ScoreContext, bridge: JudgeBridge

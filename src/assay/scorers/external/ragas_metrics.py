@@ -107,17 +107,11 @@ class RagasScorer(LibraryScorer):
 
     library = "ragas"
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._llm = _llm_class()
-        self._build(None)  # bad options fail now (exit 2), before any call
+    def llm_class(self) -> Any:
+        return _llm_class()
 
-    def _build(self, bridge: JudgeBridge | None) -> Any:
-        cls = getattr(_library(), self.metric)
-        try:
-            return cls(llm=self._llm(bridge), **self.options)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{self.metric}: {exc}") from None
+    def metric_object(self, bridge: JudgeBridge | None) -> Any:
+        return getattr(_library(), self.metric)(llm=self._llm(bridge), **self.options)
 
     async def measure(
         self, ctx: ScoreContext, bridge: JudgeBridge
