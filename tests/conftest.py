@@ -88,6 +88,41 @@ def make_case(case_id: str, **extra: Any) -> dict[str, Any]:
     return case
 
 
+CONTAINS_SUITE = """\
+name = "{name}"
+cases = "cases.jsonl"
+trials = 1
+
+[[conditions]]
+name = "baseline"
+model = "mock:echo"
+
+[[conditions]]
+name = "candidate"
+model = "mock:answer"
+
+[scoring]
+scorers = ["contains"]
+
+[scoring.thresholds]
+contains = {{ min = 1 }}
+
+[gate]
+mode = "seed"
+candidate = "candidate"
+"""
+
+
+def contains_suite(name: str) -> str:
+    """A two-condition suite (mock:echo vs mock:answer) gated by each case's `contains` check."""
+    return CONTAINS_SUITE.format(name=name)
+
+
+def contains_case(case_id: str, word: str) -> dict[str, Any]:
+    """A case whose answer must contain `word` (mock:answer's replies contain "actionable")."""
+    return make_case(case_id, expect={"contains": [word]})
+
+
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

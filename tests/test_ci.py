@@ -14,45 +14,15 @@ import pytest
 import yaml
 
 from assay.api.ci import command
+from conftest import contains_case, contains_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SUITE = """\
-name = "ci-suite"
-cases = "cases.jsonl"
-trials = 1
-
-[[conditions]]
-name = "baseline"
-model = "mock:echo"
-
-[[conditions]]
-name = "candidate"
-model = "mock:answer"
-
-[scoring]
-scorers = ["contains"]
-
-[scoring.thresholds]
-contains = { min = 1 }
-
-[gate]
-mode = "seed"
-candidate = "candidate"
-"""
+SUITE = contains_suite("ci-suite")
 
 
 def case(case_id: str, word: str) -> str:
-    return json.dumps(
-        {
-            "id": case_id,
-            "category": "general",
-            "prompt": f"Question {case_id}?",
-            "risk": "low",
-            "criteria": ["answers the question"],
-            "expect": {"contains": [word]},
-        }
-    )
+    return json.dumps(contains_case(case_id, word))
 
 
 @pytest.fixture

@@ -10,44 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import plugin_args
+from conftest import contains_case, contains_suite, plugin_args
 
 pytest_plugins = ["pytester"]
 
-SUITE = """\
-name = "plugin-suite"
-cases = "cases.jsonl"
-trials = 1
-
-[[conditions]]
-name = "baseline"
-model = "mock:echo"
-
-[[conditions]]
-name = "candidate"
-model = "mock:answer"
-
-[scoring]
-scorers = ["contains"]
-
-[scoring.thresholds]
-contains = { min = 1 }
-
-[gate]
-mode = "seed"
-candidate = "candidate"
-"""
-
-
-def case(case_id: str, word: str) -> dict[str, object]:
-    return {
-        "id": case_id,
-        "category": "general",
-        "prompt": f"Question {case_id}?",
-        "risk": "low",
-        "criteria": ["answers the question"],
-        "expect": {"contains": [word]},
-    }
+SUITE = contains_suite("plugin-suite")
+case = contains_case
 
 
 def write_suite(folder: Path, *, failing: bool) -> Path:
