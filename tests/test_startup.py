@@ -6,8 +6,10 @@ bench/startup.py prints the timings."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +101,74 @@ def test_recording_judge_scores_imports_no_scipy() -> None:
     """A suite run with judges records their scores for `assay history` (store/history.py)
     without importing scipy: only the bias statistics that use it import it."""
     assert "scipy" not in imported_after("import assay.scorers.judge.run, assay.store.history")
+
+
+TLS = Path(__file__).parent / "fixtures" / "tls"
+TLS_PROBE = """
+import asyncio, json, ssl, sys
+from assay.models.transport import aiohttp
+import aiohttp.connector
+
+verified = aiohttp.connector._SSL_CONTEXT_VERIFIED
+tls = sys.argv[1]
+# The base class's method shows the store as it is, without loading what was put off.
+before = ssl.SSLContext.cert_store_stats(verified)["x509_ca"]
+
+async def answer(reader, writer):
+    await reader.readuntil(b"\\r\\n\\r\\n")
+    writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok")
+    await writer.drain()
+    writer.close()
+
+async def fetch(name):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(f"{tls}/{name}.pem", f"{tls}/{name}-key.pem")
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"https://127.0.0.1:{port}/") as reply:
+                return await reply.text()
+    except aiohttp.ClientError as exc:
+        return type(exc).__name__
+    finally:
+        server.close()
+
+trusted, stranger = asyncio.run(fetch("server")), asyncio.run(fetch("stranger"))
+after = verified.cert_store_stats()["x509_ca"]
+print(json.dumps({"before": before, "trusted": trusted, "stranger": stranger, "after": after}))
+"""
+
+
+def test_aiohttp_loads_its_ca_certificates_at_the_first_handshake_and_still_verifies(
+    tmp_path: Path,
+) -> None:
+    """Importing aiohttp through assay.models.transport leaves its default SSL contexts'
+    CA certificates unloaded (a run against http:// never needs them); the first TLS
+    handshake loads them (SSL_CERT_FILE honoured), so a server the CA vouches for is
+    trusted and one it does not is refused, exactly as with aiohttp's own contexts."""
+    env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", TLS_PROBE, str(TLS)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {
+        "before": 0,
+        "trusted": "ok",
+        "stranger": "ClientConnectorCertificateError",
+        "after": 1,
+    }
+
+
+def test_ssl_contexts_made_outside_the_aiohttp_import_are_plain() -> None:
+    """Only aiohttp's import-time contexts are deferred: one made afterwards loads its
+    certificates at once, as the ssl module documents."""
+    code = (
+        "import ssl\nfrom assay.models.transport import aiohttp\n"
+        "context = ssl.create_default_context()\n"
+        "print(type(context) is ssl.SSLContext, 'set_default_verify_paths' in"
+        " vars(ssl.SSLContext))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]
