@@ -49,12 +49,13 @@ def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
     """What `assay run SUITE.toml` loads before its first model call (the run path, the
     provider, every scorer for the suite's pre-run checks) leaves out the heavy libraries and
     the ones only later steps need (jsonschema for a schema check, YAML for rubric files,
-    tenacity for the first retry: with tornado installed, importing tenacity imports it)."""
+    tenacity for the first retry: with tornado installed, importing tenacity imports it;
+    ctypes for the llama.cpp provider)."""
     loaded = imported_after(
         "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
         " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config"
     )
-    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml", "tenacity", "tornado"])
+    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml", "tenacity", "tornado", "ctypes"])
 
 
 def test_a_scripted_judge_answers_as_the_system_under_test_in_a_fresh_process(tmp_path) -> None:
