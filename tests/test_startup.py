@@ -173,3 +173,17 @@ def test_ssl_contexts_made_outside_the_aiohttp_import_are_plain() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "False"]
+
+
+def test_records_build_their_validators_when_first_used() -> None:
+    """Validating a Case (what `assay validate` and a run do before the first call) builds no
+    other record's validator: Trials, score rows, comparisons and labels build theirs later."""
+    code = (
+        "from assay.core import records\n"
+        "records.Case.model_validate({'id': 'c', 'category': 'g', 'prompt': 'Q?',"
+        " 'risk': 'low', 'criteria': ['ok']})\n"
+        "print([n for n in ('Case', 'Trial', 'ScoreRow', 'Comparison', 'Label')"
+        " if getattr(records, n).__pydantic_complete__])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "['Case']"
