@@ -107,6 +107,7 @@ def test_recording_judge_scores_imports_no_scipy() -> None:
 TLS = Path(__file__).parent / "fixtures" / "tls"
 TLS_PROBE = """
 import asyncio, json, ssl, sys
+from assay.core import aio
 from assay.models.transport import aiohttp
 import aiohttp.connector
 
@@ -135,20 +136,23 @@ async def fetch(name):
     finally:
         server.close()
 
-trusted, stranger = asyncio.run(fetch("server")), asyncio.run(fetch("stranger"))
+trusted, stranger = aio.run(fetch("server")), aio.run(fetch("stranger"))
 after = verified.cert_store_stats()["x509_ca"]
 print(json.dumps({"before": before, "trusted": trusted, "stranger": stranger, "after": after}))
 """
 
 
+@pytest.mark.parametrize("loop", ["default", "asyncio"])
 def test_aiohttp_loads_its_ca_certificates_at_the_first_handshake_and_still_verifies(
-    tmp_path: Path,
+    tmp_path: Path, loop: str
 ) -> None:
     """Importing aiohttp through assay.models.transport leaves its default SSL contexts'
     CA certificates unloaded (a run against http:// never needs them); the first TLS
     handshake loads them (SSL_CERT_FILE honoured), so a server the CA vouches for is
-    trusted and one it does not is refused, exactly as with aiohttp's own contexts."""
+    trusted and one it does not is refused, exactly as with aiohttp's own contexts; on
+    assay's event loop (uvloop where installed) and on asyncio's own."""
     env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
+    env["ASSAY_EVENT_LOOP"] = "asyncio" if loop == "asyncio" else ""
     done = subprocess.run(
         [sys.executable, "-c", TLS_PROBE, str(TLS)], capture_output=True, text=True, env=env
     )
