@@ -191,3 +191,24 @@ def test_records_build_their_validators_when_first_used() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "['Case']"
+
+
+def test_only_the_importing_threads_contexts_are_deferred(tmp_path: Path) -> None:
+    """A context another thread makes while aiohttp is being imported loads its certificates
+    at once (it may be used before the import ends); the importing thread's wait for use."""
+    code = (
+        "import ssl, threading\nfrom assay.models import transport\n"
+        "other = []\n"
+        "with transport._deferred_verify_paths():\n"
+        "    mine = ssl.create_default_context()\n"
+        "    thread = threading.Thread(target=lambda: other.append(ssl.create_default_context()))\n"
+        "    thread.start()\n    thread.join()\n"
+        "    during = [ssl.SSLContext.cert_store_stats(c)['x509_ca'] for c in (mine, other[0])]\n"
+        "print(during, type(mine).__name__, type(other[0]).__name__,"
+        " mine.cert_store_stats()['x509_ca'])"
+    )
+    env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.split() == ["[0,", "1]", "DeferredCAContext", "SSLContext", "1"]

@@ -9,14 +9,16 @@ through them): a run against http:// never loads them, an https one loads the on
 uses, once. Certificate verification is unchanged: a context holds the same certificates
 (from the same places, SSL_CERT_FILE and SSL_CERT_DIR included) before its first handshake.
 
-Scoped: only contexts that ask for the default certificates while aiohttp is first imported
-here are deferred (every other context, before or after, is a plain `ssl.SSLContext`), and when
-the process imported aiohttp already, importing it here changes nothing.
+Scoped: only contexts that ask for the default certificates (in the importing thread) while
+aiohttp is first imported here are deferred (every other context, before or after, is a plain
+`ssl.SSLContext`), and when the process imported aiohttp already, importing it here changes
+nothing.
 """
 
 from __future__ import annotations
 
 import ssl
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -59,17 +61,23 @@ class DeferredCAContext(ssl.SSLContext):
 @contextmanager
 def _deferred_verify_paths() -> Iterator[None]:
     """While inside, `set_default_verify_paths` (which `ssl.create_default_context` and
-    `load_default_certs` call) only remembers the context; on leaving, each one remembered
-    becomes a DeferredCAContext, which loads the certificates when first used.
+    `load_default_certs` call) only remembers the context, when called from this thread; on
+    leaving, each one remembered becomes a DeferredCAContext, which loads the certificates
+    when first used.
 
     The method is replaced on the class for the duration and restored after (the module's
     `ssl.SSLContext` name itself must not change: its property setters look it up)."""
     contexts: list[ssl.SSLContext] = []
     name = "set_default_verify_paths"
     own = vars(ssl.SSLContext).get(name)  # None: inherited from _ssl._SSLContext
+    load = getattr(ssl.SSLContext, name)
+    importer = threading.get_ident()
 
     def remember(context: ssl.SSLContext) -> None:
-        contexts.append(context)
+        if threading.get_ident() == importer:
+            contexts.append(context)
+        else:  # another thread's context, perhaps about to be used: load as it asked
+            load(context)
 
     setattr(ssl.SSLContext, name, remember)
     try:
