@@ -47,13 +47,15 @@ def test_startup_commands_import_no_heavy_library(command: str) -> None:
 
 def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
     """What `assay run SUITE.toml` loads before its first model call (the run path, the
-    provider, every scorer for the suite's pre-run checks) leaves out the heavy libraries and
-    the ones only later steps need (jsonschema for a schema check, YAML for rubric files,
-    tenacity for the first retry: with tornado installed, importing tenacity imports it;
-    ctypes for the llama.cpp provider)."""
+    provider, every scorer for the suite's pre-run checks, the judges that follow the run)
+    leaves out the heavy libraries (numpy: krippendorff's alpha of a judge panel imports it
+    when computed) and the ones only later steps need (jsonschema for a schema check, YAML
+    for rubric files, tenacity for the first retry: with tornado installed, importing
+    tenacity imports it; ctypes for the llama.cpp provider)."""
     loaded = imported_after(
         "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
-        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config"
+        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config,"
+        " assay.scorers.judge.follow"
     )
     assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml", "tenacity", "tornado", "ctypes"])
 
