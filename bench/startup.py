@@ -3,8 +3,10 @@
 Prints the median (and min/max) wall and CPU time over N spawns of `assay --help`, `assay validate`
 and `assay schema case`, and for `assay run` the time from spawning the process to the first
 request reaching the mock OpenAI-compatible server (bench/mock_server.py, no latency). Times
-are of the whole process, interpreter start-up included; the last line is one JSON object
-with the figures (seconds).
+are of the whole process, interpreter start-up included. `assay run SUITE: first call` is
+the same for a suite run (the W1 workload of bench/process.py: two conditions, a `contains`
+check, a JSON report), which checks its scorers and metrics before its first call. The last
+line is one JSON object with the figures (seconds).
 
     python bench/startup.py [--spawns 10]
 """
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 from engine import Server, write_cases
+from process import write_suite
 
 ASSAY = [sys.executable, "-m", "assay"]
 
@@ -38,14 +41,16 @@ def spawn(args: list[str]) -> tuple[float, float]:
     return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
-def first_call(args: list[str], server: Server) -> float:
+def first_call(args: list[str], server: Server, cwd: Path | None = None) -> float:
     """Seconds from spawning `assay run ARGS` to its first request reaching the server.
 
     Both sides read the same monotonic clock (time.perf_counter is CLOCK_MONOTONIC on Linux
     and macOS), so the server's arrival time is comparable with the spawn time here."""
     server.reset()
     started = time.perf_counter()
-    subprocess.run([*ASSAY, *args], check=True, capture_output=True)
+    done = subprocess.run([*ASSAY, *args], capture_output=True, cwd=cwd)
+    if done.returncode not in (0, 1):  # 1: a suite's gate did not pass, fine here
+        raise SystemExit(f"assay {' '.join(args)} failed: {done.stderr.decode()}")
     first = server.stats()["first_request"]
     return float(first) - started
 
@@ -84,6 +89,14 @@ def main() -> None:
                 run += ["--base-url", server.url, "--store", str(tmp / f"s{i}.db")]
                 times.append(first_call(run, server))
             figures["assay run: first call"] = summary("assay run: first call", times)
+            suite = tmp / "suite"
+            suite.mkdir()
+            write_suite(suite, "W1", 40, server.url, 64)
+            times = []
+            for i in range(opts.spawns):
+                run = ["run", "suite.toml", "--store", f"s{i}.db", "--out", f"out{i}"]
+                times.append(first_call(run, server, cwd=suite))
+            figures["assay run SUITE: first call"] = summary("assay run SUITE: first call", times)
         finally:
             server.stop()
     print(json.dumps(figures))

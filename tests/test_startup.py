@@ -6,8 +6,10 @@ bench/startup.py prints the timings."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,13 +47,17 @@ def test_startup_commands_import_no_heavy_library(command: str) -> None:
 
 def test_a_suite_run_reaches_its_first_call_without_heavy_libraries() -> None:
     """What `assay run SUITE.toml` loads before its first model call (the run path, the
-    provider, every scorer for the suite's pre-run checks) leaves out the heavy libraries and
-    the ones only later steps need (jsonschema for a schema check, YAML for rubric files)."""
+    provider, every scorer for the suite's pre-run checks, the judges that follow the run)
+    leaves out the heavy libraries (numpy: krippendorff's alpha of a judge panel imports it
+    when computed) and the ones only later steps need (jsonschema for a schema check, YAML
+    for rubric files, tenacity for the first retry: with tornado installed, importing
+    tenacity imports it; ctypes for the llama.cpp provider)."""
     loaded = imported_after(
         "import assay.cli.run, assay.api.running, assay.api.keys, assay.engine,"
-        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config"
+        " assay.models.openai, assay.scorers.runner, assay.verdict.names, assay.scorers.judge.config,"
+        " assay.scorers.judge.follow"
     )
-    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml"])
+    assert loaded.isdisjoint([*HEAVY, "jsonschema", "yaml", "tenacity", "tornado", "ctypes"])
 
 
 def test_a_scripted_judge_answers_as_the_system_under_test_in_a_fresh_process(tmp_path) -> None:
@@ -98,3 +104,113 @@ def test_recording_judge_scores_imports_no_scipy() -> None:
     """A suite run with judges records their scores for `assay history` (store/history.py)
     without importing scipy: only the bias statistics that use it import it."""
     assert "scipy" not in imported_after("import assay.scorers.judge.run, assay.store.history")
+
+
+TLS = Path(__file__).parent / "fixtures" / "tls"
+TLS_PROBE = """
+import asyncio, json, ssl, sys
+from assay.core import aio
+from assay.models.transport import aiohttp
+import aiohttp.connector
+
+verified = aiohttp.connector._SSL_CONTEXT_VERIFIED
+tls = sys.argv[1]
+# The base class's method shows the store as it is, without loading what was put off.
+before = ssl.SSLContext.cert_store_stats(verified)["x509_ca"]
+
+async def answer(reader, writer):
+    await reader.readuntil(b"\\r\\n\\r\\n")
+    writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok")
+    await writer.drain()
+    writer.close()
+
+async def fetch(name):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(f"{tls}/{name}.pem", f"{tls}/{name}-key.pem")
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"https://127.0.0.1:{port}/") as reply:
+                return await reply.text()
+    except aiohttp.ClientError as exc:
+        return type(exc).__name__
+    finally:
+        server.close()
+
+trusted, stranger = aio.run(fetch("server")), aio.run(fetch("stranger"))
+after = verified.cert_store_stats()["x509_ca"]
+print(json.dumps({"before": before, "trusted": trusted, "stranger": stranger, "after": after}))
+"""
+
+
+@pytest.mark.parametrize("loop", ["default", "asyncio"])
+def test_aiohttp_loads_its_ca_certificates_at_the_first_handshake_and_still_verifies(
+    tmp_path: Path, loop: str
+) -> None:
+    """Importing aiohttp through assay.models.transport leaves its default SSL contexts'
+    CA certificates unloaded (a run against http:// never needs them); the first TLS
+    handshake loads them (SSL_CERT_FILE honoured), so a server the CA vouches for is
+    trusted and one it does not is refused, exactly as with aiohttp's own contexts; on
+    assay's event loop (uvloop where installed) and on asyncio's own."""
+    env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
+    env["ASSAY_EVENT_LOOP"] = "asyncio" if loop == "asyncio" else ""
+    done = subprocess.run(
+        [sys.executable, "-c", TLS_PROBE, str(TLS)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {
+        "before": 0,
+        "trusted": "ok",
+        "stranger": "ClientConnectorCertificateError",
+        "after": 1,
+    }
+
+
+def test_ssl_contexts_made_outside_the_aiohttp_import_are_plain() -> None:
+    """Only aiohttp's import-time contexts are deferred: one made afterwards loads its
+    certificates at once, as the ssl module documents."""
+    code = (
+        "import ssl\nfrom assay.models.transport import aiohttp\n"
+        "context = ssl.create_default_context()\n"
+        "print(type(context) is ssl.SSLContext, 'set_default_verify_paths' in"
+        " vars(ssl.SSLContext))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]
+
+
+def test_records_build_their_validators_when_first_used() -> None:
+    """Validating a Case (what `assay validate` and a run do before the first call) builds no
+    other record's validator: Trials, score rows, comparisons and labels build theirs later."""
+    code = (
+        "from assay.core import records\n"
+        "records.Case.model_validate({'id': 'c', 'category': 'g', 'prompt': 'Q?',"
+        " 'risk': 'low', 'criteria': ['ok']})\n"
+        "print([n for n in ('Case', 'Trial', 'ScoreRow', 'Comparison', 'Label')"
+        " if getattr(records, n).__pydantic_complete__])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "['Case']"
+
+
+def test_only_the_importing_threads_contexts_are_deferred(tmp_path: Path) -> None:
+    """A context another thread makes while aiohttp is being imported loads its certificates
+    at once (it may be used before the import ends); the importing thread's wait for use."""
+    code = (
+        "import ssl, threading\nfrom assay.models import transport\n"
+        "other = []\n"
+        "with transport._deferred_verify_paths():\n"
+        "    mine = ssl.create_default_context()\n"
+        "    thread = threading.Thread(target=lambda: other.append(ssl.create_default_context()))\n"
+        "    thread.start()\n    thread.join()\n"
+        "    during = [ssl.SSLContext.cert_store_stats(c)['x509_ca'] for c in (mine, other[0])]\n"
+        "print(during, type(mine).__name__, type(other[0]).__name__,"
+        " mine.cert_store_stats()['x509_ca'])"
+    )
+    env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.split() == ["[0,", "1]", "DeferredCAContext", "SSLContext", "1"]

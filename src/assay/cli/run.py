@@ -12,7 +12,6 @@ from assay.cli.options import Corpus
 from assay.cli.output import err, out, print_json, progress
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
-from assay.models.llamacpp import QUALITY_NOTE
 from assay.store import DEFAULT_STORE
 
 if TYPE_CHECKING:
@@ -59,6 +58,10 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             out(f"trials: {outcome.request.output}")
         out(f"store: {outcome.store}")
         if any(c.model.startswith("llamacpp:") for c in outcome.request.conditions):
+            # Imported here: the llama.cpp provider's module loads ctypes, which no other
+            # run needs before its first call.
+            from assay.models.llamacpp import QUALITY_NOTE
+
             out(f"note: answers {QUALITY_NOTE}")
     for note in outcome.notes:
         err(note)

@@ -16,9 +16,13 @@ Kind = Literal["answer", "refusal", "escalation"]
 
 
 class Record(BaseModel):
-    """Strict base: JSON types are checked, never coerced ("1" is not 1)."""
+    """Strict base: JSON types are checked, never coerced ("1" is not 1).
 
-    model_config = ConfigDict(strict=True)
+    Each record builds its validator when first used, not when this module is imported: a
+    run validates Cases before its first call and makes Trials only after it, `assay schema
+    case` needs the Case alone, and most commands never touch a Label."""
+
+    model_config = ConfigDict(strict=True, defer_build=True)
 
 
 class Output(BaseModel):

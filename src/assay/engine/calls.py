@@ -5,12 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Sequence
-from typing import Any
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-from tenacity.stop import stop_base
-from tenacity.wait import wait_exponential_jitter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
@@ -25,6 +21,11 @@ from assay.store import Store
 from assay.store.lease import this_process
 from assay.store.servers import queue_form, remembered_form
 from assay.store.spend import hold_reservation, queue_release, queue_spend
+
+if TYPE_CHECKING:
+    # tenacity is imported by the first retry, not with the engine: most runs never retry,
+    # and importing it costs start-up time (with tornado installed, tenacity imports that too).
+    from tenacity import RetryCallState
 
 
 class BudgetExhausted(Exception):
@@ -101,13 +102,19 @@ class _Backoff:
     def __init__(self, initial: float, maximum: float) -> None:
         self.initial = initial
         self.maximum = maximum
-        self._later = wait_exponential_jitter(multiplier=2 * initial, max=maximum, jitter=initial)
+        self._later: Callable[[RetryCallState], float] | None = None  # built by the first retry
 
     def first(self, exc: ModelError) -> float:
         delay = min(self.maximum, self.initial + random.uniform(0, self.initial))
         return max(delay, exc.retry_after or 0.0)
 
     def later(self, state: RetryCallState) -> float:
+        if self._later is None:
+            from tenacity.wait import wait_exponential_jitter
+
+            self._later = wait_exponential_jitter(
+                multiplier=2 * self.initial, max=self.maximum, jitter=self.initial
+            )
         delay = float(self._later(state))
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, ModelError) and exc.retry_after is not None:
@@ -115,11 +122,13 @@ class _Backoff:
         return delay
 
 
-class _RetryAfterTooLong(stop_base):
+class _RetryAfterTooLong:
     """Stop retrying when the server asks for a longer wait than the backoff ever allows.
 
     Retrying sooner would disobey the server and waiting could stall the run for hours;
     the call is recorded as an error instead, and running the command again retries it.
+    A tenacity stop condition by protocol (called with the retry state), not by subclassing
+    `tenacity.stop.stop_base`, so defining it does not import tenacity.
     """
 
     def __init__(self, maximum: float) -> None:
@@ -353,8 +362,15 @@ class Caller:
             if not exc.retryable or self.retries == 0 or self._too_long.exceeds(exc):
                 raise
             await asyncio.sleep(self.backoff.first(exc))
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        attempts, too_long = stop_after_attempt(self.retries), self._too_long
+
+        def stop(state: RetryCallState) -> bool:
+            return attempts(state) or too_long(state)
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries) | self._too_long,
+            stop=stop,
             wait=self.backoff.later,
             retry=retry_if_exception(_retryable),
             reraise=True,

@@ -12,8 +12,6 @@ import json
 import os
 from typing import Any
 
-import aiohttp
-
 from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response, ServerMismatch
@@ -29,6 +27,7 @@ from assay.models.openai_batch import OpenAIBatches
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
 from assay.models.servers import check_served, refuses_model
+from assay.models.transport import aiohttp  # without its import-time CA loading
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_HINT = "a local server needs none: give --base-url or OPENAI_BASE_URL"

@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-import aiohttp
-
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.batch import BatchState, discounted
 from assay.models.forms import Negotiation
 from assay.models.http import body_text, error_message, is_retryable
+from assay.models.transport import aiohttp  # without its import-time CA loading
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = frozenset({"completed", "expired", "failed", "cancelled"})

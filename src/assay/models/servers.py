@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import PurePosixPath
 
-import aiohttp
-
 from assay.core.redact import scrub
 from assay.models.base import ServerMismatch
 from assay.models.http import error_message
+from assay.models.transport import aiohttp  # without its import-time CA loading
 
 CHECK_TIMEOUT_S = 30.0
 SHOWN = 20

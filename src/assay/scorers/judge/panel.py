@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.measure.alpha import krippendorff_alpha
 from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.readings import PairReading, Reading
 
@@ -79,6 +78,10 @@ def panel_alpha(
     rows: Sequence[dict[str, Any]], judges: Sequence[str], pairwise: bool, names: Sequence[str]
 ) -> dict[str, float | None]:
     """Krippendorff's alpha among the panel's judges over the items they all judged."""
+    # Here, not at the top: a suite run imports the judges before its first call, and
+    # krippendorff imports numpy.
+    from assay.measure.alpha import krippendorff_alpha
+
     panelled = [r for r in rows if r.get("judges")]
     if pairwise:
         matrix = [
