@@ -50,6 +50,10 @@ def save_score_rows(
     """
     lengths = trial_lengths if trial_lengths is not None else stored_trial_lengths(store, run_id)
     created = now_iso()
+    # One statement per row key: a key given twice keeps its first position and its last
+    # values, as replacing it in place row by row would. Then two batches: the keys already
+    # recorded are updated, the others inserted in order.
+    recorded: dict[tuple[str, str, str, str, int, str], tuple[object, ...]] = {}
     for row in rows:
         key = (
             run_id,
@@ -59,17 +63,19 @@ def save_score_rows(
             row.trial,
             row.condition,
         )
-        values = (
+        recorded[key] = (
             score_value(row, metric),
             lengths.get((row.case_id, row.trial, row.condition)),
             row.model_dump_json(),
             created,
         )
+    for key, values in recorded.items():
         store.queue(
             "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
             f" WHERE {_SAME_ROW}",
             (*values, *key),
         )
+    for key, values in recorded.items():
         store.queue(
             "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
             " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
