@@ -508,7 +508,8 @@ def _evaluate_run(
         with _collector_paused():
             from assay.api.suites import evaluate_run
 
-            trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
+            texts = handle.trial_texts(outcome.run.run_id)
+            trials = [Trial.model_validate_json(text) for text in texts]
             outcome.evaluation = evaluate_run(
                 suite,
                 outcome.request,
