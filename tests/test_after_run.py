@@ -147,3 +147,13 @@ def test_recorded_score_rows_are_replaced_in_place_even_within_one_call(tmp_path
     finally:
         store.close()
     assert [(s.key[0], s.score) for s in rows] == [("a", 1.0), ("b", 4.0), ("c", 5.0)]
+
+
+def test_the_command_lines_exit_freezes_the_heap_instead_of_collecting_it() -> None:
+    """At exit, finalization's collections skip frozen objects: the command's are freed,
+    not traversed again."""
+    code = (
+        "import atexit, gc\nimport assay.cli\natexit._run_exitfuncs()\nprint(gc.get_freeze_count())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(done.stdout) > 0
