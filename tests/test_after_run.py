@@ -64,18 +64,32 @@ def test_only_a_run_that_is_evaluated_warms_what_its_evaluation_needs() -> None:
     assert "jinja2" in running._evaluation_modules(markdown, None, request)
 
 
-def test_the_collector_is_paused_during_the_evaluation_and_restored_after() -> None:
-    assert gc.isenabled()
-    with running._collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with running._collector_paused():
-            pass
-        assert not gc.isenabled()  # paused by someone else: left as it was
-    finally:
-        gc.enable()
+def test_the_evaluation_runs_without_collector_passes(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.api import suites
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server()
+    write_jsonl(tmp_path / "cases.jsonl", [make_case("p0")])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "s"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n[scoring]\nscorers = ["contains"]\n',
+        encoding="utf-8",
+    )
+    collecting: list[bool] = []
+    evaluate = suites.evaluate_run
+
+    def spy(*args: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return evaluate(*args)
+
+    monkeypatch.setattr(suites, "evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert collecting == [False]
+    assert gc.isenabled()  # and on again after
 
 
 def test_a_json_report_imports_neither_templates_nor_xml() -> None:
