@@ -171,3 +171,36 @@ def test_the_command_lines_exit_freezes_the_heap_instead_of_collecting_it() -> N
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(done.stdout) > 0
+
+
+def test_a_score_rows_evidence_text_is_made_only_when_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assay.verdict import rows as verdict_rows
+    from assay.verdict.pipeline import rows_from_scores
+
+    made: list[str] = []
+    text_of = verdict_rows.evidence_text
+
+    def counted(row: ScoreRow) -> str | None:
+        made.append(row.case_id)
+        return text_of(row)
+
+    monkeypatch.setattr(verdict_rows, "evidence_text", counted)
+    scores = [
+        ScoreRow.model_validate(
+            {
+                "case_id": f"c{i}",
+                "trial": 1,
+                "condition": "x",
+                "correctness": 4,
+                "evidence": {"correctness": ["quote"]},
+                "justification": "because",
+            }
+        )
+        for i in range(3)
+    ]
+    rows = rows_from_scores(scores)
+    assert made == []  # thousands of rows, a few shown: none made up front
+    assert rows[1].shown_evidence() == '{"correctness": ["quote"]}\nbecause'
+    assert made == ["c1"]
