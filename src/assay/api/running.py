@@ -8,7 +8,9 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output
+from assay.core.jsonl import check_output, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
@@ -290,7 +292,10 @@ def execute_run(
         judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:
-        follower = _follower(suite, judge, request, handle) if suite is not None else None
+        follower = None
+        if suite is not None:
+            follower = _follower(suite, judge, request, handle)
+            progress = _warming(progress, _evaluation_modules(suite, judge, request))
         result = execute(request, handle, progress, warn, follower)
     finally:
         handle.close()
@@ -416,6 +421,61 @@ def _follower(
         return None
 
 
+EVALUATION_MODULES = (
+    "assay.api.suites",
+    "assay.reports.build",
+    "assay.reports.render",
+    "numpy.random",  # numpy loads it on first use: the bootstrap's generator
+)
+"""What the evaluation after a suite's run imports (numpy, the verdict, the report models)."""
+
+
+def _evaluation_modules(
+    suite: Suite, judge: JudgeStatus | None, request: RunRequest
+) -> tuple[str, ...]:
+    """The modules the evaluation after this run will import (none: it evaluates nothing)."""
+    evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
+    if note is not None:
+        return ()
+    modules: tuple[str, ...] = EVALUATION_MODULES
+    if evaluated.judge.judges:
+        modules += ("assay.store.history",)  # the judges' scores are recorded for history
+    if {"md", "html"} & set(evaluated.report.formats):
+        modules += ("jinja2",)  # the Markdown and HTML reports' templates
+    return modules
+
+
+def _warming(progress: Progress | None, modules: Sequence[str]) -> Progress | None:
+    """`progress`, which on the run's first finished trial starts importing `modules` on a
+    daemon thread: the evaluation after the run then finds them loaded instead of importing
+    them (a quarter of a second, numpy among them) once the last reply is in, while the run
+    mostly waits on the network. Harmless when it fails or the run ends first: importing is
+    thread-safe, and the evaluation imports whatever is not loaded yet."""
+    if not modules:
+        return progress
+    started = False
+
+    def tick(ok: bool) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            threading.Thread(
+                target=_import_all, args=(modules,), name="assay-warm", daemon=True
+            ).start()
+        if progress is not None:
+            progress(ok)
+
+    return tick
+
+
+def _import_all(modules: Sequence[str]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the evaluation imports it again, and reports what fails
+            return
+
+
 def _evaluate_run(
     outcome: RunOutcome, suite: Suite, out: Path | None, ahead: JudgeFollower | None = None
 ) -> None:
@@ -426,14 +486,26 @@ def _evaluate_run(
     if note is not None:
         outcome.notes.append(note)
         return
-    from assay.api.suites import evaluate_run
-
     handle = Store(outcome.store)
     try:
-        trials = [Trial.model_validate(r) for r in handle.trial_records(outcome.run.run_id)]
-        outcome.evaluation = evaluate_run(
-            suite, outcome.request, outcome.run.run_id, trials, handle, out, judge, changes, ahead
-        )
+        # No collector passes: the evaluation builds tens of thousands of objects that all
+        # live until it ends (they took a fifth of its CPU time).
+        with paused_gc():
+            from assay.api.suites import evaluate_run
+
+            texts = handle.trial_texts(outcome.run.run_id)
+            trials = [Trial.model_validate_json(text) for text in texts]
+            outcome.evaluation = evaluate_run(
+                suite,
+                outcome.request,
+                outcome.run.run_id,
+                trials,
+                handle,
+                out,
+                judge,
+                changes,
+                ahead,
+            )
     except Incomplete as exc:
         outcome.incomplete = True
         outcome.notes.extend(exc.messages)

@@ -121,7 +121,9 @@ def judge_trials(
             stopped=result.stopped,
             failures=result.failures,
         )
-    scores = [s.to_row() for s in result.scores]
     return Judged(
-        scores=scores, exit_code=result.exit_code, stopped=result.stopped, failures=result.failures
+        scores=result.score_rows,
+        exit_code=result.exit_code,
+        stopped=result.stopped,
+        failures=result.failures,
     )

@@ -5,6 +5,8 @@ A command's module is imported only when that command is used (cli/app.py: COMMA
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sqlite3
 import sys
 
@@ -20,6 +22,11 @@ from assay.core.redact import scrub
 # by itself, so 130 means exactly "interrupted" here.
 TYPER_INTERRUPTED = 130
 INTERRUPTED = "ERROR: interrupted; run the same command again to resume\n"
+
+# The process ends after its command: the interpreter's finalization would otherwise run
+# full collections over every object the command made (after `assay run SUITE.toml` of
+# 2,000 trials, ~0.13 s of its exit); frozen, they are just freed as modules are cleared.
+atexit.register(gc.freeze)
 
 
 def fail(exc: AssayError) -> None:

@@ -49,10 +49,13 @@ def _weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
 
 
 def _groups(
-    analysis: Analysis, key: Callable[[Case], str], cases: Mapping[str, Case]
+    weighted: tuple[dict[str, float], dict[str, float]],
+    key: Callable[[Case], str],
+    cases: Mapping[str, Case],
 ) -> list[GroupRow]:
-    base = _weighted_by_case(analysis, BASELINE)
-    cand = _weighted_by_case(analysis, analysis.candidate)
+    """Per group of cases (a risk, a category): the mean weighted scores and their delta;
+    `weighted` is each case's weighted score under baseline and under the candidate."""
+    base, cand = weighted
     members: dict[str, list[str]] = {}
     for case_id in sorted(set(base) | set(cand)):
         if case_id in cases:
@@ -287,6 +290,11 @@ def build_report(
     by_key = {(t.case_id, t.trial, t.condition): t for t in trials}
     methods = scorer_methods(results)
     details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
+    weighted = (
+        (_weighted_by_case(analysis, BASELINE), _weighted_by_case(analysis, analysis.candidate))
+        if cases
+        else ({}, {})
+    )  # once for both tables
     return Report(
         title=title,
         baseline=BASELINE,
@@ -328,8 +336,8 @@ def build_report(
         checks=list(gate.checks),
         worst_regressions=_regressions(analysis, worst),
         blockers=blockers(analysis),
-        by_risk=_groups(analysis, lambda c: c.risk, cases) if cases else [],
-        by_category=_groups(analysis, lambda c: c.category, cases) if cases else [],
+        by_risk=_groups(weighted, lambda c: c.risk, cases) if cases else [],
+        by_category=_groups(weighted, lambda c: c.category, cases) if cases else [],
         case_checks=_case_checks(analysis, results, thresholds or {}),
         scorers=[
             ScorerSummary(

@@ -169,7 +169,8 @@ def _view(
 
 
 def _evidence(row: ScoredTrial) -> Evidence | None:
-    if not (row.notes or row.evidence or row.findings or row.blocker):
+    evidence = row.shown_evidence()
+    if not (row.notes or evidence or row.findings or row.blocker):
         return None
     return Evidence(
         condition=row.condition,
@@ -177,7 +178,7 @@ def _evidence(row: ScoredTrial) -> Evidence | None:
         source=row.source,
         blocker=row.blocker,
         notes=row.notes,
-        evidence=row.evidence,
+        evidence=evidence,
         findings=[str(f) for f in row.findings],
     )
 

@@ -1,19 +1,23 @@
-"""Renderers of the report model: Markdown (jinja2), JSON, JUnit XML, HTML; written atomically."""
+"""Renderers of the report model: Markdown (jinja2), JSON, JUnit XML, HTML; written atomically.
+
+Each renderer imports what only it needs (jinja2, ElementTree) when it runs: a JSON-only
+report, as `assay run` writes after every run, loads neither."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typing import TYPE_CHECKING
 
 from assay.core.jsonl import atomic_writer
 from assay.reports.model import MetricDelta, Report
 from assay.verdict.checks import Check, interval_text
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NO_COMPARISON = (
@@ -85,6 +89,8 @@ def corpus_checks(checks: Sequence[Check]) -> list[Check]:
 
 
 def environment() -> Environment:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         undefined=StrictUndefined,
@@ -119,6 +125,8 @@ def render_json(report: Report) -> str:
 
 def render_junit(report: Report) -> str:
     """One testcase per case × check, plus one for the release gate itself."""
+    import xml.etree.ElementTree as ET
+
     suite = ET.Element("testsuite", name=report.title)
     if report.judge is not None:  # properties come first in a JUnit testsuite
         properties = ET.SubElement(suite, "properties")

@@ -177,9 +177,15 @@ class Store:
 
     def trial_records(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The run's trials in plan order, each exactly once."""
+        for record in self.trial_texts(run_id):
+            yield json.loads(record)
+
+    def trial_texts(self, run_id: str) -> Iterator[str]:
+        """The run's trials in plan order as their JSON text (`Trial.model_validate_json`
+        reads one in a single pass)."""
         rows = self.db.execute("SELECT record FROM trials WHERE run_id = ? ORDER BY seq", (run_id,))
         for (record,) in rows:
-            yield json.loads(record)
+            yield record
 
     def error_detail(self, run_id: str, case_id: str, condition: str, trial: int) -> str | None:
         row = self.db.execute(

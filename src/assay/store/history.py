@@ -50,6 +50,11 @@ def save_score_rows(
     """
     lengths = trial_lengths if trial_lengths is not None else stored_trial_lengths(store, run_id)
     created = now_iso()
+    # One statement per row key: a key given twice keeps its first position and its last
+    # values, as replacing it in place row by row would. Then two batches: the keys already
+    # recorded are updated, the others inserted in order (a run recorded for the first time,
+    # as after each judged run, has only the second, as plain inserts).
+    recorded: dict[tuple[str, str, str, str, int, str], tuple[object, ...]] = {}
     for row in rows:
         key = (
             run_id,
@@ -59,23 +64,37 @@ def save_score_rows(
             row.trial,
             row.condition,
         )
-        values = (
+        recorded[key] = (
             score_value(row, metric),
             lengths.get((row.case_id, row.trial, row.condition)),
             row.model_dump_json(),
             created,
         )
-        store.queue(
-            "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
-            f" WHERE {_SAME_ROW}",
-            (*values, *key),
-        )
-        store.queue(
-            "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial, condition,"
-            " score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-            f" WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
-            (*key, *values, *key),
-        )
+    fresh = (
+        store.db.execute("SELECT 1 FROM judge_scores WHERE run_id = ? LIMIT 1", (run_id,))
+    ).fetchone() is None
+    if fresh:  # nothing of this run recorded yet
+        for key, values in recorded.items():
+            store.queue(
+                "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial,"
+                " condition, score, length, record, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, *values),
+            )
+    else:
+        for key, values in recorded.items():
+            store.queue(
+                "UPDATE judge_scores SET score = ?, length = ?, record = ?, created_at = ?"
+                f" WHERE {_SAME_ROW}",
+                (*values, *key),
+            )
+        for key, values in recorded.items():
+            store.queue(
+                "INSERT INTO judge_scores (run_id, source, prompt_sha256, case_id, trial,"
+                " condition, score, length, record, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?,"
+                f" ?, ? WHERE NOT EXISTS (SELECT 1 FROM judge_scores WHERE {_SAME_ROW})",
+                (*key, *values, *key),
+            )
     store.flush()
     return len(rows)
 

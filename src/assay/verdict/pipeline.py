@@ -35,7 +35,6 @@ from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
     BASELINE,
     ScoredTrial,
-    evidence_text,
     implied_weights,
     metric_errors,
 )
@@ -112,7 +111,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             flagged=s.blocker,
             source=s.source,
             notes=s.notes,
-            evidence=evidence_text(s),
+            scored=s,  # its evidence text is made if a report shows it
             judge_prompt_sha256=s.judge_prompt_sha256,
             judge_model=s.judge_model,
         )

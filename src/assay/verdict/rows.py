@@ -45,8 +45,18 @@ class ScoredTrial:
     flagged: bool = False
     """The score row itself says `blocker: true`: its `source` (a judge or a person) raised it."""
     evidence: str | None = None
+    """The evidence as text; see `shown_evidence` (it may come from `scored` instead)."""
     judge_prompt_sha256: str | None = None
     judge_model: str | None = None
+    scored: ScoreRow | None = field(default=None, compare=False, repr=False)
+    """The score row this was made from, when the evaluation holds it anyway: its evidence
+    text is made when shown (a report shows a few cases), not for each of thousands."""
+
+    def shown_evidence(self) -> str | None:
+        """`evidence`, else the text of `scored`'s evidence and justification."""
+        if self.evidence is None and self.scored is not None:
+            return evidence_text(self.scored)
+        return self.evidence
 
     @property
     def key(self) -> tuple[str, int]:

@@ -70,11 +70,13 @@ class JudgeResult:
     """What a judging run did; `exit_code` is 3 when any item is not judged.
 
     `scores` (direct mode) and `comparisons` (pairwise) are the judged items in input
-    order; `rows` is what is written, as JSON data. `by_expectations` counts the pairs the
-    case's expectations decided without a call (counted in `judged` too).
+    order; `rows` is what is written, as JSON data, and `score_rows` the validated rows of
+    `scores` (as `finish` made them once). `by_expectations` counts the pairs the case's
+    expectations decided without a call (counted in `judged` too).
     """
 
     scores: list[Score] = field(default_factory=list)
+    score_rows: list[ScoreRow] = field(default_factory=list)
     comparisons: list[PairScore] = field(default_factory=list)
     total: int = 0
     judged: int = 0
@@ -246,7 +248,8 @@ class Judging:
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Progress = progress or (lambda ok: None)
         self.records: dict[str, Score | PairScore] = {}
-        done = judged_records(store, [i.key for i in self.items])
+        # What was judged while the run went on is settled as such: no need to read it back.
+        done = judged_records(store, [i.key for i in self.items if not (ahead and i.key in ahead)])
         self.pending: list[JudgeItem] = []
         for item in self.items:
             ruled = self.expected(item)
@@ -347,8 +350,9 @@ class Judging:
                 rows, config.judges, config.mode == "pairwise", self.setup.names
             )
         if config.mode == "direct":
+            result.score_rows = [ScoreRow.model_validate(row) for row in rows]  # Score.to_row
             judged = [i.trials[0] for i in self.items if i.key in self.records]
-            record_history(self.store, judged, result.scores)
+            record_history(self.store, judged, result.score_rows)
         return result
 
 
@@ -453,8 +457,9 @@ async def run_judging_async(
     return judging.finish()
 
 
-def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[Score]) -> None:
-    """Record direct Scores in the store's `judge_scores` table for `assay history`.
+def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[ScoreRow]) -> None:
+    """Record direct Scores' rows (`Score.to_row`, one per trial) in the store's
+    `judge_scores` table for `assay history`.
 
     Each row goes under its trial's `run_id`; trials without one (a file written by another
     tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
@@ -473,7 +478,7 @@ def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[Score
     by_run: dict[str, list[ScoreRow]] = {}
     lengths: dict[tuple[str, int, str], int] = {}
     for trial, score in zip(trials, scores, strict=True):
-        by_run.setdefault(trial.run_id or fallback, []).append(score.to_row())
+        by_run.setdefault(trial.run_id or fallback, []).append(score)
         lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
     for run_id, run_rows in by_run.items():
         save_score_rows(store, run_id, run_rows, lengths)

@@ -1,0 +1,206 @@
+"""The evaluation after a suite's run: what it imports while the run waits, what it does not
+ask the store again, and how the judges' scores are recorded for history."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.api import running
+from assay.core.records import ScoreRow
+from assay.core.suite import Suite
+from assay.scorers.judge import run as judge_run
+from assay.store import Store
+from assay.store.history import judge_scores, save_score_rows
+from conftest import make_case, write_jsonl
+
+
+def test_the_first_finished_trial_starts_importing_the_evaluation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "warm_probe.py").write_text("LOADED = True\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "warm_probe", raising=False)
+    seen: list[bool] = []
+    tick = running._warming(seen.append, ["warm_probe_missing", "warm_probe"])
+    assert tick is not None
+    assert "warm_probe" not in sys.modules  # nothing before the first trial
+    tick(True)
+    tick(False)
+    assert seen == [True, False]  # the run's own progress still sees every trial
+    warmers = [t for t in threading.enumerate() if t.name == "assay-warm"]
+    for thread in warmers:
+        thread.join(timeout=30)
+    # A module that fails to import stops the warming quietly: the evaluation reports it.
+    assert "warm_probe" not in sys.modules
+    tick = running._warming(None, ["warm_probe"])
+    assert tick is not None
+    tick(True)
+    for thread in [t for t in threading.enumerate() if t.name == "assay-warm"]:
+        thread.join(timeout=30)
+    assert "warm_probe" in sys.modules
+
+
+def test_only_a_run_that_is_evaluated_warms_what_its_evaluation_needs() -> None:
+    request = running.run_request(cases=[], model="mock")
+    assert running._warming(None, ()) is None
+    nothing = Suite.model_validate({"name": "s"})
+    assert running._evaluation_modules(nothing, None, request) == ()
+    scored = Suite.model_validate(
+        {"name": "s", "scoring": {"scorers": ["contains"]}, "report": {"formats": ["json"]}}
+    )
+    modules = running._evaluation_modules(scored, None, request)
+    assert "assay.api.suites" in modules and "jinja2" not in modules
+    markdown = scored.model_copy(
+        update={"report": scored.report.model_copy(update={"formats": ["md"]})}
+    )
+    assert "jinja2" in running._evaluation_modules(markdown, None, request)
+
+
+def test_the_evaluation_runs_without_collector_passes(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.api import suites
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server()
+    write_jsonl(tmp_path / "cases.jsonl", [make_case("p0")])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "s"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n[scoring]\nscorers = ["contains"]\n',
+        encoding="utf-8",
+    )
+    collecting: list[bool] = []
+    evaluate = suites.evaluate_run
+
+    def spy(*args: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return evaluate(*args)
+
+    monkeypatch.setattr(suites, "evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert collecting == [False]
+    assert gc.isenabled()  # and on again after
+
+
+def test_a_json_report_imports_neither_templates_nor_xml() -> None:
+    code = (
+        "import json, sys\nfrom assay.reports import render\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    assert "jinja2" not in loaded and "xml.etree.ElementTree" not in loaded
+
+
+def test_what_the_judges_judged_while_the_run_went_on_is_not_read_back(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(4)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\noutput = "out"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n'
+        '[scoring]\nscorers = ["contains"]\n',
+        encoding="utf-8",
+    )
+    asked: list[list[str]] = []
+    read_back = judge_run.judged_records
+
+    def spy(store: Store, keys: list[str]) -> dict[str, dict[str, Any]]:
+        asked.append(list(keys))
+        return read_back(store, keys)
+
+    monkeypatch.setattr(judge_run, "judged_records", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.judged is not None
+    assert len(outcome.evaluation.judged.scores) == 8
+    assert asked == [[]]  # all 8 were judged ahead: none is read back from the store
+    # The rows the evaluation gated are those the store recorded for history.
+    store = Store(tmp_path / "s.db")
+    try:
+        recorded = judge_scores(store)
+    finally:
+        store.close()
+    assert [s.key for s in recorded] == [
+        (r.case_id, r.trial, r.condition) for r in outcome.evaluation.judged.scores
+    ]
+
+
+def _row(case_id: str, correctness: int) -> ScoreRow:
+    return ScoreRow.model_validate(
+        {
+            "case_id": case_id,
+            "trial": 1,
+            "condition": "x",
+            "source": "judge:m",
+            "correctness": correctness,
+        }
+    )
+
+
+def test_recorded_score_rows_are_replaced_in_place_even_within_one_call(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    try:
+        save_score_rows(store, "r1", [_row("a", 1), _row("b", 2)], {})
+        # b again, then c new, then c again: b keeps its place, c is recorded once, last wins
+        save_score_rows(store, "r1", [_row("b", 4), _row("c", 3), _row("c", 5)], {})
+        rows = judge_scores(store)
+    finally:
+        store.close()
+    assert [(s.key[0], s.score) for s in rows] == [("a", 1.0), ("b", 4.0), ("c", 5.0)]
+
+
+def test_the_command_lines_exit_freezes_the_heap_instead_of_collecting_it() -> None:
+    """At exit, finalization's collections skip frozen objects: the command's are freed,
+    not traversed again."""
+    code = (
+        "import atexit, gc\nimport assay.cli\natexit._run_exitfuncs()\nprint(gc.get_freeze_count())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(done.stdout) > 0
+
+
+def test_a_score_rows_evidence_text_is_made_only_when_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assay.verdict import rows as verdict_rows
+    from assay.verdict.pipeline import rows_from_scores
+
+    made: list[str] = []
+    text_of = verdict_rows.evidence_text
+
+    def counted(row: ScoreRow) -> str | None:
+        made.append(row.case_id)
+        return text_of(row)
+
+    monkeypatch.setattr(verdict_rows, "evidence_text", counted)
+    scores = [
+        ScoreRow.model_validate(
+            {
+                "case_id": f"c{i}",
+                "trial": 1,
+                "condition": "x",
+                "correctness": 4,
+                "evidence": {"correctness": ["quote"]},
+                "justification": "because",
+            }
+        )
+        for i in range(3)
+    ]
+    rows = rows_from_scores(scores)
+    assert made == []  # thousands of rows, a few shown: none made up front
+    assert rows[1].shown_evidence() == '{"correctness": ["quote"]}\nbecause'
+    assert made == ["c1"]
