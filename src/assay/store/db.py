@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import groupby
@@ -70,9 +71,23 @@ def damaged_store(
     return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
 
 
+_SECOND: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+
 def now_iso() -> str:
-    """The current UTC time as an ISO 8601 string."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current UTC time as an ISO 8601 string with milliseconds (`...T12:34:56.789Z`).
+
+    Written with every trial and cached reply: the text up to the second is formatted once
+    per second, not once per record."""
+    global _SECOND
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    second = _SECOND
+    if second[0] != seconds:
+        second = _SECOND = (
+            seconds,
+            datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+    return f"{second[1]}.{nanos // 1_000_000:03d}Z"
 
 
 class Store:
