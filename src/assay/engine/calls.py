@@ -12,6 +12,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
+from assay.core.memo import ByObject
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
@@ -61,24 +62,15 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 # Canonical encodings of the request schemas seen, by object: a schema is built once per judge
-# setup and never changed after it is sent. Each entry holds its object, so an id is not reused
-# while it is here; the memo is emptied when it grows past _SCHEMAS_KEPT.
-_SCHEMA_JSON: dict[int, tuple[object, str]] = {}
-_SCHEMAS_KEPT = 256
+# setup and never changed after it is sent.
+_SCHEMA_JSON: ByObject[str] = ByObject()
 
 
 def _schema_json(schema: dict[str, Any] | None) -> str:
     """`canonical_json(schema)`, remembered per schema object."""
     if schema is None:
         return "null"
-    kept = _SCHEMA_JSON.get(id(schema))
-    if kept is not None and kept[0] is schema:
-        return kept[1]
-    text = canonical_json(schema)
-    if len(_SCHEMA_JSON) >= _SCHEMAS_KEPT:
-        _SCHEMA_JSON.clear()
-    _SCHEMA_JSON[id(schema)] = (schema, text)
-    return text
+    return _SCHEMA_JSON.get(schema, lambda: canonical_json(schema))
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
