@@ -8,13 +8,13 @@ history, calibrations), each taking a `Store`.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,46 @@ def now_iso() -> str:
     return f"{second[1]}.{nanos // 1_000_000:03d}Z"
 
 
+# The table a queued write changes (None: a statement of another shape).
+_WRITES_TO = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|DELETE\s+FROM|UPDATE(?:\s+OR\s+\w+)?)\s+(\w+)",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _table(sql: str) -> str | None:
+    match = _WRITES_TO.match(sql)
+    return match.group(1).lower() if match else None
+
+
+def _runs(pending: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """Queued writes as runs of one statement, each run one `executemany`, with the same
+    effect as running them in queued order: a write joins an earlier run of its statement
+    only when no later run writes to its table (no table has triggers or foreign keys, so
+    writes to different tables do not depend on each other). A run's writes keep their order;
+    a statement of another shape starts a run nothing later joins across.
+
+    (A run's trial and its cached reply are queued one after the other: grouping only
+    neighbours made one `executemany` per row.)"""
+    runs: list[tuple[str, list[tuple[Any, ...]]]] = []
+    run_of: dict[str, int] = {}  # statement -> its latest run
+    last_on: dict[str | None, int] = {}  # table -> the latest run writing to it
+    for sql, params in pending:
+        table = _table(sql)
+        at = run_of.get(sql)
+        if table is not None and at is not None and last_on.get(table) == at:
+            runs[at][1].append(params)
+            continue
+        if table is None:
+            run_of.clear()  # nothing moves ahead of a statement of unknown effect
+            last_on.clear()
+        at = run_of[sql] = len(runs)
+        last_on[table] = at
+        runs.append((sql, [params]))
+    return runs
+
+
 class Store:
     """A connection to the run store; writes are buffered and committed in batches."""
 
@@ -128,8 +168,8 @@ class Store:
         pending, self._pending = self._pending, []
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            for sql, group in groupby(pending, key=itemgetter(0)):  # runs of one statement
-                self.db.executemany(sql, [params for _, params in group])
+            for sql, rows in _runs(pending):
+                self.db.executemany(sql, rows)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
