@@ -4,6 +4,7 @@ depend on it), however it is rendered."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from assay.core.records import Case
 from assay.core.rubric import load_rubric
 from assay.scorers.judge import JudgeConfig
 from assay.scorers.judge.ask import JudgeSetup, shown
-from assay.scorers.judge.prompts import Prompt, case_values, render
+from assay.scorers.judge.prompts import Prompt, _compiled, case_values, render
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TEXTS = [
@@ -47,12 +48,18 @@ def _case(rng: random.Random, n: int) -> Case:
     )
 
 
+def _jinja(template: str, **values: Any) -> str:
+    """A prompt as the judges always rendered it: the whole template through jinja, blank
+    lines collapsed, stripped."""
+    text = _compiled(template).render(**values)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
 def _before(setup: JudgeSetup, template: str, **values: Any) -> str:
-    """A prompt as the judges always rendered it: the whole template through jinja."""
     config = setup.config
     if template == "pairwise":
-        return render(template, **values, criteria=[c.model_dump() for c in setup.criteria])
-    return render(
+        return _jinja(template, **values, criteria=[c.model_dump() for c in setup.criteria])
+    return _jinja(
         template,
         **values,
         criteria=[c.model_dump() for c in setup.criteria],
@@ -96,7 +103,7 @@ def test_a_prompt_falls_back_to_jinja_for_other_values() -> None:
 
     thing = object()
     prompt = Prompt("repair")
-    assert prompt.render(problem=Text("bad")) == render("repair", problem=Text("bad"))
+    assert prompt.render(problem=Text("bad")) == _jinja("repair", problem=Text("bad"))
     assert "printed otherwise" in prompt.render(problem=Text("bad"))
     assert prompt.render(problem=thing) == render("repair", problem=thing)
     nul = Prompt("repair", problem="a\x00b")

@@ -65,8 +65,12 @@ def render(template: str, /, **values: Any) -> str:
     return _tidy(_compiled(template).render(**values))
 
 
+BLANK_LINES = re.compile("\n\n\n+")  # (not `\n{3,}`: a literal start is searched for fast)
+
+
 def _tidy(text: str) -> str:
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    """At most one blank line in a row; no blank start or end."""
+    return BLANK_LINES.sub("\n\n", text).strip() + "\n"
 
 
 class _Unmarkable(Exception):
