@@ -54,3 +54,31 @@ def test_interleaved_writes_to_two_tables_are_two_batches() -> None:
     uncache = "DELETE FROM call_cache WHERE key = ?"
     pending = [(cache, ("k", "r")), (trial, ("1", "r")), (uncache, ("k",)), (cache, ("k", "s"))]
     assert [len(rows) for _, rows in _runs(pending)] == [1, 1, 1, 1]  # order kept on one table
+
+
+def _saved(store: Store, key: str) -> None:
+    from assay.store.judgments import save_judgment
+
+    save_judgment(
+        store, key=key, mode="direct", case_id="c1", trial=1, a="x", b="", judge="mock:fair",
+        prompt_sha256="p", status="ok", record={"overall": 3.0}, error=None, raw=["{}"],
+    )  # fmt: skip
+
+
+def _committed(path: Path) -> list[str]:
+    with sqlite3.connect(path) as other:  # what another process sees
+        return [key for (key,) in other.execute("SELECT key FROM judgments ORDER BY key")]
+
+
+def test_a_judgment_is_committed_at_once_or_with_the_run(tmp_path: Path) -> None:
+    """Judging on its own commits each judgment at once; pipelined with a run (whose engine
+    commits every 0.2 s) it lands with the run's next commit."""
+    store = Store(tmp_path / "s.db")
+    _saved(store, "k1")
+    assert _committed(tmp_path / "s.db") == ["k1"]
+    store.periodic = True
+    _saved(store, "k2")
+    assert _committed(tmp_path / "s.db") == ["k1"] and store.pending() == 1
+    store.flush()
+    assert _committed(tmp_path / "s.db") == ["k1", "k2"]
+    store.close()

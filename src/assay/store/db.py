@@ -71,6 +71,9 @@ def damaged_store(
     return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
 
 
+# The JSON text records are stored as (UTF-8 kept): one encoder, not one per `json.dumps`.
+record_json = json.JSONEncoder(ensure_ascii=False).encode
+
 _SECOND: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
 
 
@@ -155,6 +158,7 @@ class Store:
             raise
         _OPENED[path] = None
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self.periodic = False  # a run's engine commits on a clock (`commit_soon`)
 
     # -- writes ---------------------------------------------------------------------------
     def queue(self, sql: str, params: tuple[Any, ...]) -> None:
@@ -174,6 +178,15 @@ class Store:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+
+    def commit_soon(self) -> None:
+        """Commit the queued writes now; while a run commits on a clock (`periodic`, set by
+        the engine, which flushes every 0.2 s), at its next commit instead: a suite's judges,
+        pipelined with the run, then land with the trials they follow rather than one
+        commit per judgment. A kill loses at most that much, as it does of the trials (the
+        judge calls' cached replies go with them, so a rerun asks again)."""
+        if not self.periodic:
+            self.flush()
 
     def pending(self) -> int:
         return len(self._pending)
@@ -202,7 +215,7 @@ class Store:
                 record["case_id"],
                 record["condition"],
                 record["trial"],
-                json.dumps(record, ensure_ascii=False),
+                record_json(record),
                 record.get("error"),
                 error_detail,
             ),
@@ -211,7 +224,7 @@ class Store:
     def queue_cache(self, key: str, response: dict[str, Any]) -> None:
         self.queue(
             "INSERT OR REPLACE INTO call_cache (key, response, created_at) VALUES (?, ?, ?)",
-            (key, json.dumps(response, ensure_ascii=False), now_iso()),
+            (key, record_json(response), now_iso()),
         )
 
     # -- reads ----------------------------------------------------------------------------
