@@ -63,6 +63,7 @@ class OpenAIModel:
         self._head = '{"model": ' + json.dumps(model)  # the body's fixed start and key
         self._tokens_json = json.dumps(self._tokens_key)
         self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
+        self._tails: dict[tuple[type, int, type, float], str] = {}
         self.forms = Negotiation()
         self._unlisted: str | None = None  # the error if the server refuses this unlisted name
 
@@ -111,11 +112,22 @@ class OpenAIModel:
             if structured is not None:
                 parts.append(f', "response_format": {structured}')
         listed = json.dumps([{"role": m.role, "content": m.content} for m in messages])
-        parts.append(
-            f', "messages": {listed}, {self._tokens_json}: {json.dumps(request.max_tokens)},'
-            f' "temperature": {json.dumps(request.temperature)}}}'
-        )
+        parts += (', "messages": ', listed, self._tail(request.max_tokens, request.temperature))
         return "".join(parts).encode()
+
+    def _tail(self, max_tokens: int, temperature: float) -> str:
+        """The body's end: its token limit and temperature (the same for most calls)."""
+        key = (type(max_tokens), max_tokens, type(temperature), temperature)
+        tail = self._tails.get(key)
+        if tail is None:
+            tail = (
+                f", {self._tokens_json}: {json.dumps(max_tokens)},"
+                f' "temperature": {json.dumps(temperature)}}}'
+            )
+            if len(self._tails) >= 64:
+                self._tails.clear()
+            self._tails[key] = tail
+        return tail
 
     async def generate(self, request: Request) -> Response:
         if request.json_schema is None:
