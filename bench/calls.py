@@ -7,15 +7,19 @@ follow it): the process CPU time (`time.process_time`) from its start to its end
 and the evaluation after the run are left out. Prints the medians over the repetitions of
 CPU ms per call (per request the server saw) and the calls-phase wall time; the last line is
 one JSON object with the figures. `--profile FILE` writes a cProfile of one more rep's
-`Engine.run` (W1 only unless --workloads says otherwise) to FILE.WORKLOAD.
+`Engine.run` to FILE.WORKLOAD. `--against SRC` compares with another copy of assay's source
+(e.g. `git archive HEAD~3 src | tar -x -C /tmp/before`, then `--against /tmp/before/src`):
+the reps alternate between the two, so both see the same load on a shared machine.
 
     python bench/calls.py [--n 2000] [--reps 5] [--workloads W1,W2] [--profile /tmp/prof]
+        [--against /tmp/before/src]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -59,8 +63,11 @@ main()
 ARGS = ("run", "suite.toml", "--store", "store.db", "--out", "out")
 
 
-def one(folder: Path, server: Server, profile: str = "") -> dict[str, float]:
-    """One cold run in a fresh process; the calls phase's CPU and wall seconds."""
+def one(
+    folder: Path, server: Server, profile: str = "", src: str | None = None
+) -> dict[str, float]:
+    """One cold run in a fresh process (assay from `src` when given); the calls phase's CPU
+    and wall seconds."""
     for name in ("store.db", "store.db-wal", "store.db-shm"):
         (folder / name).unlink(missing_ok=True)
     server.reset()
@@ -71,6 +78,7 @@ def one(folder: Path, server: Server, profile: str = "") -> dict[str, float]:
         stderr=subprocess.PIPE,
         text=True,
         check=False,
+        env={**os.environ, "PYTHONPATH": src} if src else None,
     )
     if proc.returncode not in (0, 1):  # 1: the gate did not pass, fine here
         raise SystemExit(f"assay run failed in {folder}:\n{proc.stderr}")
@@ -90,6 +98,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--workloads", default="W1,W2")
     parser.add_argument("--profile", default="", help="write a cProfile of one more rep here")
+    parser.add_argument("--against", default="", help="another src folder to compare with")
     opts = parser.parse_args()
     figures: dict[str, Any] = {}
     server = Server("--latency", str(opts.latency), "--judge-reply", "schema")
@@ -99,20 +108,28 @@ def main() -> None:
                 folder = Path(tmp) / workload
                 folder.mkdir()
                 write_suite(folder, workload, opts.n, server.url, opts.concurrency)
-                runs = [one(folder, server) for _ in range(opts.reps)]
-                per_call = [1000 * r["cpu_s"] / r["requests"] for r in runs]
-                row = {
-                    "cpu_ms_per_call": round(statistics.median(per_call), 3),
-                    "cpu_ms_per_call_all": [round(x, 3) for x in per_call],
-                    "calls_wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
-                    "requests": statistics.median(r["requests"] for r in runs),
-                }
-                figures[workload] = row
-                print(
-                    f"{workload}: calls phase {row['cpu_ms_per_call']} CPU ms/call"
-                    f" (reps {row['cpu_ms_per_call_all']}), wall {row['calls_wall_s']} s,"
-                    f" {row['requests']:g} requests"
-                )
+                runs: dict[str, list[dict[str, float]]] = {"this": [], "against": []}
+                for _ in range(opts.reps):
+                    runs["this"].append(one(folder, server))
+                    if opts.against:
+                        runs["against"].append(one(folder, server, src=opts.against))
+                for name, done in runs.items():
+                    if not done:
+                        continue
+                    per_call = [1000 * r["cpu_s"] / r["requests"] for r in done]
+                    row = {
+                        "cpu_ms_per_call": round(statistics.median(per_call), 3),
+                        "cpu_ms_per_call_all": [round(x, 3) for x in per_call],
+                        "calls_wall_s": round(statistics.median(r["wall_s"] for r in done), 3),
+                        "requests": statistics.median(r["requests"] for r in done),
+                    }
+                    figures[workload if name == "this" else f"{workload} against"] = row
+                    print(
+                        f"{workload}{' against' if name == 'against' else ''}: calls phase"
+                        f" {row['cpu_ms_per_call']} CPU ms/call (reps"
+                        f" {row['cpu_ms_per_call_all']}), wall {row['calls_wall_s']} s,"
+                        f" {row['requests']:g} requests"
+                    )
                 if opts.profile:
                     one(folder, server, f"{opts.profile}.{workload}")
     finally:
