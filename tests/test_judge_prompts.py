@@ -1,5 +1,5 @@
-"""Judge prompts: the text a judge is sent never changes (prompt hashes and cache keys
-depend on it), however it is rendered."""
+"""Judge prompts and replies: the text a judge is sent never changes (prompt hashes and cache
+keys depend on it), however it is rendered, and a reply reads as it always did."""
 
 from __future__ import annotations
 
@@ -108,3 +108,43 @@ def test_a_prompt_falls_back_to_jinja_for_other_values() -> None:
     assert prompt.render(problem=thing) == render("repair", problem=thing)
     nul = Prompt("repair", problem="a\x00b")
     assert nul.render() == render("repair", problem="a\x00b")
+
+
+def _extract_before(text: str) -> Any:
+    """`extract_json` as it always read a reply (the fence pattern applied to every reply)."""
+    import json
+
+    from assay.scorers.judge.verdicts import ReplyError
+
+    stripped = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
+    try:
+        return json.loads(stripped)
+    except ValueError as exc:
+        problem = exc
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start == -1:
+        raise ReplyError("the reply contains no JSON object")
+    if end > start:
+        try:
+            return json.loads(stripped[start : end + 1])
+        except ValueError as exc:
+            problem = exc
+    raise ReplyError(f"the reply is not valid JSON ({problem})")
+
+
+def test_a_reply_is_read_as_before() -> None:
+    """A judge reply's JSON (fenced, bare, with prose around it, or broken) reads the same
+    as before the fence pattern was skipped for replies without a fence."""
+    from assay.scorers.judge.verdicts import ReplyError, extract_json
+
+    def outcome(read: Any, text: str) -> Any:
+        try:
+            return ("ok", read(text))
+        except ReplyError as exc:
+            return ("error", str(exc))
+
+    rng = random.Random(5)
+    bits = ["```", "```json", '{"a": 1}', " ", "\n", "x", "{", "}", "[1]", "`", "prose"]
+    for _ in range(5000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 8)))
+        assert outcome(extract_json, text) == outcome(_extract_before, text), text
