@@ -44,13 +44,23 @@ def _normal(text: str) -> str:
 
 def verified_quotes(quotes: Iterable[str], *texts: str) -> int:
     """How many quotes really occur (whitespace- and case-insensitively) in the texts."""
-    haystacks = [_normal(t) for t in texts]
-    found = 0
-    for quote in quotes:
-        needle = _normal(quote).strip(" .…\"'")
-        if len(needle) >= 3 and any(needle in h for h in haystacks):
-            found += 1
-    return found
+    return Quotes(*texts).count(quotes)
+
+
+class Quotes:
+    """The texts quotes are checked against, normalised once (a reply quotes per criterion)."""
+
+    def __init__(self, *texts: str) -> None:
+        self.haystacks = [_normal(t) for t in texts]
+
+    def count(self, quotes: Iterable[str]) -> int:
+        """`verified_quotes(quotes, *texts)`."""
+        found = 0
+        for quote in quotes:
+            needle = _normal(quote).strip(" .…\"'")
+            if len(needle) >= 3 and any(needle in h for h in self.haystacks):
+                found += 1
+        return found
 
 
 def shown(text: str) -> str:

@@ -18,7 +18,7 @@ from assay.core.records import Case, Trial
 from assay.engine.calls import Caller
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
 from assay.scorers.judge import aggregate as agg
-from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes, words
+from assay.scorers.judge.ask import JudgeSetup, Quotes, shown, words
 from assay.scorers.judge.panel import panel_direct
 from assay.scorers.judge.prompts import case_values, template_sha256
 from assay.scorers.judge.provenance import stamp
@@ -87,7 +87,8 @@ class DirectJudge:
         reply, raw = await setup.ask(
             caller, spec, prompt, schema, lambda t: parse_reply(t, names, low, high), case
         )
-        quotes = sum(min(1, verified_quotes(reply.scores[n].evidence, response)) for n in names)
+        found = Quotes(response)
+        quotes = sum(min(1, found.count(reply.scores[n].evidence)) for n in names)
         return Reading(
             judge=spec,
             scores={n: reply.scores[n].score for n in names},
