@@ -141,6 +141,8 @@ class DirectJudge:
     async def readings(self, ctx: ScoreContext) -> list[Reading]:
         """Every judge's reading of the context's trial, asked concurrently."""
         caller = require_caller(ctx, self.name)
+        if len(self.judges) == 1:  # (no task of its own for the one judge)
+            return [await self.read(caller, self.judges[0], ctx.case, ctx.trial)]
         return list(
             await asyncio.gather(*(self.read(caller, j, ctx.case, ctx.trial) for j in self.judges))
         )
