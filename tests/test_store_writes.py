@@ -18,6 +18,7 @@ WRITES = [
     ("INSERT OR REPLACE INTO b (k, v) VALUES (?, ?)", 2),
     ("update b set v = v || ? where k = ?", 2),
     ("REPLACE INTO b (k, v) VALUES (?, ?)", 2),  # a shape the queue does not parse
+    ("INSERT OR REPLACE INTO a (k, v) SELECT ?, v FROM b WHERE k = ?", 2),  # reads b
 ]
 
 

@@ -102,8 +102,11 @@ _WRITES_TO = re.compile(
 
 @functools.lru_cache(maxsize=256)
 def _table(sql: str) -> str | None:
+    """The one table a statement reads and writes (None: another shape, or it reads others)."""
     match = _WRITES_TO.match(sql)
-    return match.group(1).lower() if match else None
+    if match is None or "select" in sql.lower():  # (a write that reads may read any table)
+        return None
+    return match.group(1).lower()
 
 
 def _runs(pending: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
