@@ -108,6 +108,8 @@ def test_a_prompt_falls_back_to_jinja_for_other_values() -> None:
     assert prompt.render(problem=thing) == render("repair", problem=thing)
     nul = Prompt("repair", problem="a\x00b")
     assert nul.render() == render("repair", problem="a\x00b")
+    for number in (0.0, -0.0, 0, False, 1, True, float("nan")):  # equal, yet printed otherwise
+        assert prompt.render(problem=number) == _jinja("repair", problem=number)
 
 
 def _extract_before(text: str) -> Any:

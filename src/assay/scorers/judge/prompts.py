@@ -91,7 +91,7 @@ def _mark(value: Any, strings: list[str]) -> tuple[Any, Any]:
         strings.append(value)
         return f"\x00{len(strings) - 1}\x00", str
     if value is None or isinstance(value, bool | int | float):
-        return value, (type(value), value)
+        return value, (type(value), repr(value))  # (0.0 == -0.0, yet they print otherwise)
     if isinstance(value, dict):
         marked, shapes = {}, []
         for key, item in value.items():
