@@ -112,6 +112,9 @@ def test_openai_body_bytes_never_change() -> None:
     requests = [
         Request(messages=[Message("user", "hi")], max_tokens=10),
         Request(messages=messages, max_tokens=300, temperature=0.7, trial=3),
+        Request(messages=messages, max_tokens=300, temperature=0.0),
+        Request(messages=messages, max_tokens=300, temperature=-0.0),
+        Request(messages=messages, max_tokens=300, temperature=0),
         Request(messages=messages, max_tokens=300, json_schema=schema),
         Request(messages=messages, max_tokens=9, json_schema={"type": "object", "b": 1, "a": []}),
     ]

@@ -63,7 +63,7 @@ class OpenAIModel:
         self._head = '{"model": ' + json.dumps(model)  # the body's fixed start and key
         self._tokens_json = json.dumps(self._tokens_key)
         self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
-        self._tails: dict[tuple[type, int, type, float], str] = {}
+        self._tails: dict[tuple[str, str], str] = {}
         self.forms = Negotiation()
         self._unlisted: str | None = None  # the error if the server refuses this unlisted name
 
@@ -117,7 +117,7 @@ class OpenAIModel:
 
     def _tail(self, max_tokens: int, temperature: float) -> str:
         """The body's end: its token limit and temperature (the same for most calls)."""
-        key = (type(max_tokens), max_tokens, type(temperature), temperature)
+        key = (repr(max_tokens), repr(temperature))  # (0.0 == -0.0 == False, printed otherwise)
         tail = self._tails.get(key)
         if tail is None:
             tail = (
