@@ -77,3 +77,52 @@ def test_worst_case_bounds_any_tokenisation() -> None:
 def test_options_may_follow_the_kind_directly() -> None:
     model = create_model("mock,latency=0.001")
     assert asyncio.run(model.generate(request("x"))).text.startswith("Answer")
+
+
+def _openai_body_before(model: str, request: Request, form: str | None) -> bytes:
+    """An `openai:` request body as assay always built it: one `json.dumps` of the dict."""
+    import json
+
+    from assay.models.forms import messages_for, response_format
+
+    messages = request.messages
+    body: dict[str, object] = {"model": model}
+    if request.json_schema is not None and form is not None:
+        messages = messages_for(form, messages, request.json_schema)
+        structured = response_format(form, request.json_schema)
+        if structured is not None:
+            body["response_format"] = structured
+    body["messages"] = [{"role": m.role, "content": m.content} for m in messages]
+    tokens = (
+        "max_completion_tokens" if model.startswith(("o1", "o3", "o4", "gpt-5")) else "max_tokens"
+    )
+    body[tokens] = request.max_tokens
+    body["temperature"] = request.temperature
+    return json.dumps(body).encode()
+
+
+def test_openai_body_bytes_never_change() -> None:
+    """The body is put together from parts (the schema's `response_format` encoded once per
+    schema object): the bytes sent are those of one `json.dumps` of the whole body, for every
+    form, model, text and schema seen again."""
+    from assay.scorers.judge.verdicts import direct_schema
+
+    schema = direct_schema(["accuracy", "clarité"], 1, 5)
+    messages = [Message("system", "Be fair. ünïcödé ✓"), Message("user", 'say "hi"\n\t{} \x00')]
+    requests = [
+        Request(messages=[Message("user", "hi")], max_tokens=10),
+        Request(messages=messages, max_tokens=300, temperature=0.7, trial=3),
+        Request(messages=messages, max_tokens=300, temperature=0.0),
+        Request(messages=messages, max_tokens=300, temperature=-0.0),
+        Request(messages=messages, max_tokens=300, temperature=0),
+        Request(messages=messages, max_tokens=300, json_schema=schema),
+        Request(messages=messages, max_tokens=9, json_schema={"type": "object", "b": 1, "a": []}),
+    ]
+    options = ModelOptions(base_url="http://127.0.0.1:9/v1", price=Price(0.0, 0.0))
+    for name in ("gpt-4o-mini", "o3-mini", "llama ✓"):
+        model = create_model(f"openai:{name}", options)
+        for _ in range(2):  # a schema seen again is sent as the first time
+            for request in requests:
+                for form in (None, "json_schema", "json_object", "prompt"):
+                    body = model._body(request, form)  # type: ignore[attr-defined]
+                    assert body == _openai_body_before(name, request, form)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -88,15 +89,28 @@ def scrub(text: str, secrets: Sequence[str] | None = None) -> str:
     return _KEY_SHAPES.sub("[redacted]", text)
 
 
+SHORT_TEXT = 256  # metadata strings up to this length are scrubbed once each (`_scrub_short`)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scrub_short(text: str, secrets: tuple[str, ...]) -> str:
+    """`scrub(text, secrets)`, remembered: every recorded call repeats the same few metadata
+    strings (the reply's model name, the usage keys), each worth three regex passes."""
+    return scrub(text, secrets)
+
+
 def scrub_value(value: Any, secrets: Sequence[str] | None = None) -> Any:
     """`scrub` every string inside a JSON-like value (dicts, lists), keys included."""
-    secrets = secret_values() if secrets is None else secrets
+    return _scrub_value(value, tuple(secret_values() if secrets is None else secrets))
+
+
+def _scrub_value(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return scrub(value, secrets)
+        return _scrub_short(value, secrets) if len(value) <= SHORT_TEXT else scrub(value, secrets)
     if isinstance(value, dict):
-        return {scrub_value(k, secrets): scrub_value(v, secrets) for k, v in value.items()}
+        return {_scrub_value(k, secrets): _scrub_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub_value(v, secrets) for v in value]
+        return [_scrub_value(v, secrets) for v in value]
     return value
 
 
@@ -110,11 +124,13 @@ def scrub_record(record: dict[str, Any], secrets: Sequence[str] | None = None) -
     detail) lose every key shape too (`scrub`), since a provider may put a key anywhere.
     Identity fields (case, condition, trial, run) are left as they are.
     """
-    secrets = secret_values() if secrets is None else secrets
+    secrets = tuple(secret_values() if secrets is None else secrets)
     scrubbed = dict(record)
     for key, value in record.items():
+        if value is None:
+            continue
         if key in CONTENT_FIELDS:
             scrubbed[key] = scrub_known_value(value, secrets)
         elif key in METADATA_FIELDS:
-            scrubbed[key] = scrub_value(value, secrets)
+            scrubbed[key] = _scrub_value(value, secrets)
     return scrubbed

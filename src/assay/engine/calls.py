@@ -8,6 +8,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.core.memo import ByObject
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
@@ -38,38 +39,39 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
     The bytes hashed are exactly `sha256_json([identity, messages, max_tokens, temperature,
     trial, json_schema, settings])` (existing caches and resume keys depend on them); the
     schema part, the same large object for every call of a judge, is encoded once."""
+    messages = [[m.role, m.content] for m in request.messages]
+    if request.json_schema is None:  # one encoding of the whole list
+        return sha256_text(
+            canonical_json(
+                [
+                    identity,
+                    messages,
+                    request.max_tokens,
+                    request.temperature,
+                    request.trial,
+                    None,
+                    request.settings,
+                ]
+            )
+        )
     head = canonical_json(
-        [
-            identity,
-            [[m.role, m.content] for m in request.messages],
-            request.max_tokens,
-            request.temperature,
-            request.trial,
-        ]
+        [identity, messages, request.max_tokens, request.temperature, request.trial]
     )
     schema = _schema_json(request.json_schema)
-    return sha256_text(f"{head[:-1]}, {schema}, {canonical_json(request.settings)}]")
+    settings = canonical_json(request.settings) if request.settings else "{}"
+    return sha256_text(f"{head[:-1]}, {schema}, {settings}]")
 
 
 # Canonical encodings of the request schemas seen, by object: a schema is built once per judge
-# setup and never changed after it is sent. Each entry holds its object, so an id is not reused
-# while it is here; the memo is emptied when it grows past _SCHEMAS_KEPT.
-_SCHEMA_JSON: dict[int, tuple[object, str]] = {}
-_SCHEMAS_KEPT = 256
+# setup and never changed after it is sent.
+_SCHEMA_JSON: ByObject[str] = ByObject()
 
 
 def _schema_json(schema: dict[str, Any] | None) -> str:
     """`canonical_json(schema)`, remembered per schema object."""
     if schema is None:
         return "null"
-    kept = _SCHEMA_JSON.get(id(schema))
-    if kept is not None and kept[0] is schema:
-        return kept[1]
-    text = canonical_json(schema)
-    if len(_SCHEMA_JSON) >= _SCHEMAS_KEPT:
-        _SCHEMA_JSON.clear()
-    _SCHEMA_JSON[id(schema)] = (schema, text)
-    return text
+    return _SCHEMA_JSON.get(schema, lambda: canonical_json(schema))
 
 
 def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
@@ -79,11 +81,16 @@ def without_secrets(response: Response, secrets: Sequence[str]) -> Response:
     Every model call goes through the Caller, so this one place keeps an echoed key out of
     the call cache, trials, judgments and everything derived from them.
     """
+    return _scrubbed(response, secrets)[0]
+
+
+def _scrubbed(response: Response, secrets: Sequence[str]) -> tuple[Response, dict[str, Any]]:
+    """`without_secrets(response)` and its recorded form (`as_dict`, what the cache holds)."""
     recorded = response.as_dict()
     scrubbed = scrub_record(recorded, secrets)
     if scrubbed == recorded:
-        return response
-    return dataclasses.replace(response, **scrubbed)
+        return response, recorded
+    return dataclasses.replace(response, **scrubbed), scrubbed
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -190,6 +197,7 @@ class Caller:
         self._checked: dict[int, BaseException | None] = {}  # id(model) -> its server check
         self._checking: dict[int, asyncio.Task[None]] = {}
         self._forms: dict[int, str | None] = {}  # id(served model) -> the form the store holds
+        self._served: dict[int, Served] = {}  # the served models whose server check passed
         self._open: set[int] = set()  # served models whose structured calls need no gate
         self._unlisted: set[int] = set()  # served models their server does not list (yet)
         self._gates: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
@@ -236,7 +244,9 @@ class Caller:
         held = None if self._batched(model) else self._hold(reserved)
         answered = stopped = False
         try:
-            response = without_secrets(await self._answer(model, request, tally, key), self.secrets)
+            response, recorded = _scrubbed(
+                await self._answer(model, request, tally, key), self.secrets
+            )
             tally.cost += response.cost_usd or 0.0
             answered = True
         except asyncio.CancelledError:
@@ -252,7 +262,7 @@ class Caller:
                 self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
             self.budget.overran(model.spec, reserved, tally.cost)
         if use_cache:
-            self.store.queue_cache(key, response.as_dict())
+            self.store.queue_cache(key, recorded)
         self._remember_form(model)
         return response
 
@@ -311,16 +321,21 @@ class Caller:
         if form is not None:
             model.assume_structured_form(form)
         self._forms[key] = form
+        self._served[key] = model
         self._checked[key] = None
 
     def _remember_form(self, model: Model) -> None:
-        """Keep in the store the structured-output form a served model's server accepted."""
-        if id(model) not in self._forms or not isinstance(model, Served):
+        """Keep in the store the structured-output form a served model's server accepted.
+
+        (Served models are known by their check: a runtime Protocol `isinstance` per call
+        costs more than the rest of this.)"""
+        served = self._served.get(id(model))
+        if served is None:
             return  # not a served model, or its server check has not passed
-        form = model.structured_form()
+        form = served.structured_form()
         if form is not None and self._forms[id(model)] != form:
             self._forms[id(model)] = form
-            queue_form(self.store, *model.server_key(), form)
+            queue_form(self.store, *served.server_key(), form)
 
     async def _reserve(self, model: Model, request: Request) -> float:
         """Hold the call's reservation, or raise BudgetExhausted.

@@ -146,6 +146,7 @@ class Engine:
         if self.follower is not None:
             self.follower.begin(self.caller, run_id)
         flusher = asyncio.create_task(self._flush_periodically())
+        self.store.periodic = True  # the judges pipelined with the run commit with it
         try:
             workers = [
                 asyncio.create_task(self._worker(pending, run_id, result))
@@ -162,6 +163,7 @@ class Engine:
                 await self.follower.finish()
         finally:
             flusher.cancel()
+            self.store.periodic = False
             if self.caller.batch is not None:
                 await self.caller.batch.aclose()
             self.store.flush()

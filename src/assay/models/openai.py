@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.core.memo import ByObject
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response, ServerMismatch
 from assay.models.forms import Negotiation, messages_for, rejects_form, response_format
@@ -58,6 +59,10 @@ class OpenAIModel:
         self._tokens_key = (
             "max_completion_tokens" if _uses_completion_tokens(model) else "max_tokens"
         )
+        self._head = '{"model": ' + json.dumps(model)  # the body's fixed start and key
+        self._tokens_json = json.dumps(self._tokens_key)
+        self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
+        self._tails: dict[tuple[str, str], str] = {}
         self.forms = Negotiation()
         self._unlisted: str | None = None  # the error if the server refuses this unlisted name
 
@@ -92,18 +97,36 @@ class OpenAIModel:
         return self._session
 
     def _body(self, request: Request, form: str | None = None) -> bytes:
-        """The request body; with a schema, in `form` (see models/forms.py)."""
+        """The request body; with a schema, in `form` (see models/forms.py).
+
+        The bytes of `json.dumps({"model", ["response_format"], "messages", max_tokens,
+        "temperature"})`, put together from their parts: a judge's `response_format` (the
+        same schema for every call of its configuration) is encoded once per schema."""
         messages = request.messages
-        body: dict[str, Any] = {"model": self.model}
-        if request.json_schema is not None and form is not None:
-            messages = messages_for(form, messages, request.json_schema)
-            structured = response_format(form, request.json_schema)
+        parts = [self._head]
+        schema = request.json_schema
+        if schema is not None and form is not None:
+            messages = messages_for(form, messages, schema)
+            structured = _FORMAT_JSON.get(schema, lambda: _format_json(form, schema), form)
             if structured is not None:
-                body["response_format"] = structured
-        body["messages"] = [{"role": m.role, "content": m.content} for m in messages]
-        body[self._tokens_key] = request.max_tokens
-        body["temperature"] = request.temperature
-        return json.dumps(body).encode()
+                parts.append(f', "response_format": {structured}')
+        listed = json.dumps([{"role": m.role, "content": m.content} for m in messages])
+        parts += (', "messages": ', listed, self._tail(request.max_tokens, request.temperature))
+        return "".join(parts).encode()
+
+    def _tail(self, max_tokens: int, temperature: float) -> str:
+        """The body's end: its token limit and temperature (the same for most calls)."""
+        key = (repr(max_tokens), repr(temperature))  # (0.0 == -0.0 == False, printed otherwise)
+        tail = self._tails.get(key)
+        if tail is None:
+            tail = (
+                f", {self._tokens_json}: {json.dumps(max_tokens)},"
+                f' "temperature": {json.dumps(temperature)}}}'
+            )
+            if len(self._tails) >= 64:
+                self._tails.clear()
+            self._tails[key] = tail
+        return tail
 
     async def generate(self, request: Request) -> Response:
         if request.json_schema is None:
@@ -129,14 +152,20 @@ class OpenAIModel:
             return response
 
     async def _post(self, request: Request, form: str | None) -> Response:
-        timeout = aiohttp.ClientTimeout(total=request.timeout_s)
+        timeout = self._timeouts.get(request.timeout_s)
+        if timeout is None:  # one per distinct timeout, not one per call
+            timeout = self._timeouts[request.timeout_s] = aiohttp.ClientTimeout(
+                total=request.timeout_s
+            )
+        retry_after = None
         try:
             async with self._client().post(
                 self._url, data=self._body(request, form), timeout=timeout
             ) as reply:
                 raw = await reply.read()
                 status = reply.status
-                retry_after = parse_retry_after(reply.headers.get("Retry-After"))
+                if status >= 400:
+                    retry_after = parse_retry_after(reply.headers.get("Retry-After"))
         except TimeoutError:
             raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
         except aiohttp.ClientError as exc:
@@ -192,6 +221,15 @@ class OpenAIModel:
         if self._session is not None:
             await self._session.close()
             await asyncio.sleep(0)
+
+
+# The `response_format` JSON text of each (schema object, form) sent (None: the form has none).
+_FORMAT_JSON: ByObject[str | None] = ByObject()
+
+
+def _format_json(form: str, schema: dict[str, Any]) -> str | None:
+    structured = response_format(form, schema)
+    return None if structured is None else json.dumps(structured)
 
 
 def base_url_of(options: ModelOptions) -> str:

@@ -60,7 +60,12 @@ FREE = Price(0.0, 0.0)
 
 def max_input_tokens(request: Request) -> int:
     """Tokens the prompt can take at most (a BPE token covers at least one byte)."""
-    return sum(len(m.content.encode()) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+    return sum(_utf8_length(m.content) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+
+
+def _utf8_length(text: str) -> int:
+    """`len(text.encode())`, without encoding an ASCII text (a judge's prompt, every call)."""
+    return len(text) if text.isascii() else len(text.encode())
 
 
 def parse_price(text: str) -> Price:

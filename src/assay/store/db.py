@@ -8,12 +8,13 @@ history, calibrations), each taking a `Store`.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,69 @@ def damaged_store(
     return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
 
 
+# The JSON text records are stored as (UTF-8 kept): one encoder, not one per `json.dumps`.
+record_json = json.JSONEncoder(ensure_ascii=False).encode
+
+_SECOND: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+
 def now_iso() -> str:
-    """The current UTC time as an ISO 8601 string."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current UTC time as an ISO 8601 string with milliseconds (`...T12:34:56.789Z`).
+
+    Written with every trial and cached reply: the text up to the second is formatted once
+    per second, not once per record."""
+    global _SECOND
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    second = _SECOND
+    if second[0] != seconds:
+        second = _SECOND = (
+            seconds,
+            datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+    return f"{second[1]}.{nanos // 1_000_000:03d}Z"
+
+
+# The table a queued write changes (None: a statement of another shape).
+_WRITES_TO = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|DELETE\s+FROM|UPDATE(?:\s+OR\s+\w+)?)\s+(\w+)",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _table(sql: str) -> str | None:
+    """The one table a statement reads and writes (None: another shape, or it reads others)."""
+    match = _WRITES_TO.match(sql)
+    if match is None or "select" in sql.lower():  # (a write that reads may read any table)
+        return None
+    return match.group(1).lower()
+
+
+def _runs(pending: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """Queued writes as runs of one statement, each run one `executemany`, with the same
+    effect as running them in queued order: a write joins an earlier run of its statement
+    only when no later run writes to its table (no table has triggers or foreign keys, so
+    writes to different tables do not depend on each other). A run's writes keep their order;
+    a statement of another shape starts a run nothing later joins across.
+
+    (A run's trial and its cached reply are queued one after the other: grouping only
+    neighbours made one `executemany` per row.)"""
+    runs: list[tuple[str, list[tuple[Any, ...]]]] = []
+    run_of: dict[str, int] = {}  # statement -> its latest run
+    last_on: dict[str | None, int] = {}  # table -> the latest run writing to it
+    for sql, params in pending:
+        table = _table(sql)
+        at = run_of.get(sql)
+        if table is not None and at is not None and last_on.get(table) == at:
+            runs[at][1].append(params)
+            continue
+        if table is None:
+            run_of.clear()  # nothing moves ahead of a statement of unknown effect
+            last_on.clear()
+        at = run_of[sql] = len(runs)
+        last_on[table] = at
+        runs.append((sql, [params]))
+    return runs
 
 
 class Store:
@@ -100,6 +161,7 @@ class Store:
             raise
         _OPENED[path] = None
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self.periodic = False  # a run's engine commits on a clock (`commit_soon`)
 
     # -- writes ---------------------------------------------------------------------------
     def queue(self, sql: str, params: tuple[Any, ...]) -> None:
@@ -113,12 +175,21 @@ class Store:
         pending, self._pending = self._pending, []
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            for sql, group in groupby(pending, key=itemgetter(0)):  # runs of one statement
-                self.db.executemany(sql, [params for _, params in group])
+            for sql, rows in _runs(pending):
+                self.db.executemany(sql, rows)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+
+    def commit_soon(self) -> None:
+        """Commit the queued writes now; while a run commits on a clock (`periodic`, set by
+        the engine, which flushes every 0.2 s), at its next commit instead: a suite's judges,
+        pipelined with the run, then land with the trials they follow rather than one
+        commit per judgment. A kill loses at most that much, as it does of the trials (the
+        judge calls' cached replies go with them, so a rerun asks again)."""
+        if not self.periodic:
+            self.flush()
 
     def pending(self) -> int:
         return len(self._pending)
@@ -147,7 +218,7 @@ class Store:
                 record["case_id"],
                 record["condition"],
                 record["trial"],
-                json.dumps(record, ensure_ascii=False),
+                record_json(record),
                 record.get("error"),
                 error_detail,
             ),
@@ -156,7 +227,7 @@ class Store:
     def queue_cache(self, key: str, response: dict[str, Any]) -> None:
         self.queue(
             "INSERT OR REPLACE INTO call_cache (key, response, created_at) VALUES (?, ?, ?)",
-            (key, json.dumps(response, ensure_ascii=False), now_iso()),
+            (key, record_json(response), now_iso()),
         )
 
     # -- reads ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from assay.store.db import Store, now_iso
+from assay.store.db import Store, now_iso, record_json
 
 CHUNK = 500  # keys per SELECT (SQLite's bound-parameter limit)
 
@@ -35,7 +35,8 @@ def save_judgment(
     raw: Sequence[str],
 ) -> None:
     """Store one judged (status `ok`, with its record) or failed (`error`) item, committed
-    at once so a kill loses no finished judgment."""
+    at once so a kill loses no finished judgment (within a run, pipelined with it, at the
+    run's next commit: `Store.commit_soon`)."""
     store.queue(
         "INSERT OR REPLACE INTO judgments (key, mode, case_id, trial, a, b, judge, prompt_sha256,"
         " status, record, error, raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -49,13 +50,13 @@ def save_judgment(
             judge,
             prompt_sha256,
             status,
-            json.dumps(record, ensure_ascii=False) if record is not None else None,
+            record_json(record) if record is not None else None,
             error,
-            json.dumps(list(raw), ensure_ascii=False),
+            record_json(list(raw)),
             now_iso(),
         ),
     )
-    store.flush()
+    store.commit_soon()
 
 
 def judged_records(store: Store, keys: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,7 @@ from assay.engine.calls import BudgetExhausted, Caller
 from assay.models.base import Message, Model, ModelError, Request, ServerMismatch
 from assay.scorers.judge.bias import anonymise
 from assay.scorers.judge.config import JudgeConfig, build_judge_models, validate_config
-from assay.scorers.judge.prompts import chat, neutralise, render
+from assay.scorers.judge.prompts import Prompt, chat, neutralise, render
 from assay.scorers.judge.verdicts import ReplyError
 
 T = TypeVar("T")
@@ -44,13 +44,23 @@ def _normal(text: str) -> str:
 
 def verified_quotes(quotes: Iterable[str], *texts: str) -> int:
     """How many quotes really occur (whitespace- and case-insensitively) in the texts."""
-    haystacks = [_normal(t) for t in texts]
-    found = 0
-    for quote in quotes:
-        needle = _normal(quote).strip(" .…\"'")
-        if len(needle) >= 3 and any(needle in h for h in haystacks):
-            found += 1
-    return found
+    return Quotes(*texts).count(quotes)
+
+
+class Quotes:
+    """The texts quotes are checked against, normalised once (a reply quotes per criterion)."""
+
+    def __init__(self, *texts: str) -> None:
+        self.haystacks = [_normal(t) for t in texts]
+
+    def count(self, quotes: Iterable[str]) -> int:
+        """`verified_quotes(quotes, *texts)`."""
+        found = 0
+        for quote in quotes:
+            needle = _normal(quote).strip(" .…\"'")
+            if len(needle) >= 3 and any(needle in h for h in self.haystacks):
+                found += 1
+        return found
 
 
 def shown(text: str) -> str:
@@ -128,11 +138,29 @@ class JudgeSetup:
     weights: dict[str, float] = field(init=False)
     low: int = field(init=False)
     high: int = field(init=False)
+    _prompts: dict[str, Prompt] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._prompts = {}
         self.names = [c.name for c in self.criteria]
         self.weights = {c.name: c.weight for c in self.criteria}
         self.low, self.high = scale_bounds(self.scale)
+
+    def prompt(self, template: str) -> Prompt:
+        """The judge template with this setup's criteria, scale and rubric guidance fixed,
+        one per template, shared by every scorer of the setup (`prompts.Prompt`)."""
+        prompt = self._prompts.get(template)
+        if prompt is None:
+            rubric = self.config.rubric
+            prompt = self._prompts[template] = Prompt(
+                template,
+                criteria=[c.model_dump() for c in self.criteria],
+                low=self.low,
+                high=self.high,
+                guidelines=rubric.scoring_guidelines if rubric else [],
+                edge_cases=[e.model_dump() for e in rubric.edge_cases] if rubric else [],
+            )
+        return prompt
 
     @classmethod
     def from_config(cls, config: JudgeConfig) -> JudgeSetup:

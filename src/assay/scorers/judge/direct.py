@@ -18,9 +18,9 @@ from assay.core.records import Case, Trial
 from assay.engine.calls import Caller
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
 from assay.scorers.judge import aggregate as agg
-from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes, words
+from assay.scorers.judge.ask import JudgeSetup, Quotes, shown, words
 from assay.scorers.judge.panel import panel_direct
-from assay.scorers.judge.prompts import case_values, render, template_sha256
+from assay.scorers.judge.prompts import case_values, template_sha256
 from assay.scorers.judge.provenance import stamp
 from assay.scorers.judge.readings import Reading
 from assay.scorers.judge.verdicts import direct_schema, parse_direct, parse_screen, screen_schema
@@ -78,25 +78,17 @@ class DirectJudge:
     async def read(self, caller: Caller, spec: str, case: Case, trial: Trial) -> Reading:
         """One judge's reading; the `screen` template adds `adequacy`."""
         setup = self.setup
-        config, names, low, high = setup.config, setup.names, setup.low, setup.high
+        names, low, high = setup.names, setup.low, setup.high
         response = shown(trial.response)
-        prompt = render(
-            self.template,
-            **case_values(case),
-            response=response,
-            criteria=[c.model_dump() for c in setup.criteria],
-            low=low,
-            high=high,
-            guidelines=config.rubric.scoring_guidelines if config.rubric else [],
-            edge_cases=[e.model_dump() for e in config.rubric.edge_cases] if config.rubric else [],
-        )
+        prompt = setup.prompt(self.template).render(**case_values(case), response=response)
         screening = self.template == "screen"
         schema = (screen_schema if screening else direct_schema)(names, low, high)
         parse_reply = parse_screen if screening else parse_direct
         reply, raw = await setup.ask(
             caller, spec, prompt, schema, lambda t: parse_reply(t, names, low, high), case
         )
-        quotes = sum(min(1, verified_quotes(reply.scores[n].evidence, response)) for n in names)
+        found = Quotes(response)
+        quotes = sum(min(1, found.count(reply.scores[n].evidence)) for n in names)
         return Reading(
             judge=spec,
             scores={n: reply.scores[n].score for n in names},
@@ -149,6 +141,8 @@ class DirectJudge:
     async def readings(self, ctx: ScoreContext) -> list[Reading]:
         """Every judge's reading of the context's trial, asked concurrently."""
         caller = require_caller(ctx, self.name)
+        if len(self.judges) == 1:  # (no task of its own for the one judge)
+            return [await self.read(caller, self.judges[0], ctx.case, ctx.trial)]
         return list(
             await asyncio.gather(*(self.read(caller, j, ctx.case, ctx.trial) for j in self.judges))
         )

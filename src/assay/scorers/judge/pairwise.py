@@ -26,7 +26,7 @@ from assay.scorers.judge import aggregate as agg
 from assay.scorers.judge.ask import JudgeSetup, shown, verified_quotes
 from assay.scorers.judge.direct import require_caller
 from assay.scorers.judge.panel import panel_pairwise
-from assay.scorers.judge.prompts import case_values, render, template_sha256
+from assay.scorers.judge.prompts import case_values, template_sha256
 from assay.scorers.judge.provenance import stamp
 from assay.scorers.judge.readings import PairReading
 from assay.scorers.judge.verdicts import pairwise_schema, parse_pairwise
@@ -71,15 +71,13 @@ class PairJudge:
         names = setup.names
         first, second = (shown(t.response) for t in ctx.trials)
         values = case_values(ctx.case)
-        criteria = [c.model_dump() for c in setup.criteria]
+        template = setup.prompt("pairwise")
         schema = pairwise_schema(names)
 
         async def one_pass(index: int) -> tuple[agg.PassResult, list[str]]:
             order: Literal["ab", "ba"] = "ab" if index % 2 == 0 else "ba"
             shown_pair = (first, second) if order == "ab" else (second, first)
-            prompt = render(
-                "pairwise", **values, first=shown_pair[0], second=shown_pair[1], criteria=criteria
-            )
+            prompt = template.render(**values, first=shown_pair[0], second=shown_pair[1])
             reply, raw = await setup.ask(
                 caller,
                 spec,

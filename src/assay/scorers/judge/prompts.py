@@ -62,8 +62,105 @@ def template_sha256(name: str) -> str:
 
 def render(template: str, /, **values: Any) -> str:
     """Render a template with its values; a missing value is an error, never blank."""
-    text = _compiled(template).render(**values)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return _tidy(_compiled(template).render(**values))
+
+
+BLANK_LINES = re.compile("\n\n\n+")  # (not `\n{3,}`: a literal start is searched for fast)
+
+
+def _tidy(text: str) -> str:
+    """At most one blank line in a row; no blank start or end."""
+    return BLANK_LINES.sub("\n\n", text).strip() + "\n"
+
+
+class _Unmarkable(Exception):
+    """A value `Prompt` cannot stand in for with markers (not JSON-like data)."""
+
+
+MARKER = re.compile("\x00([0-9]+)\x00")
+SHAPES_KEPT = 256
+
+
+def _mark(value: Any, strings: list[str]) -> tuple[Any, Any]:
+    """`value` with each non-empty string replaced by a marker naming its place in `strings`
+    (where the string is appended), and its shape: everything about `value` a template can
+    act on other than the text of its strings (lengths, keys, empty strings, numbers)."""
+    if type(value) is str:  # (a subclass may print otherwise)
+        if not value:
+            return value, ""
+        strings.append(value)
+        return f"\x00{len(strings) - 1}\x00", str
+    if value is None or isinstance(value, bool | int | float):
+        return value, (type(value), repr(value))  # (0.0 == -0.0, yet they print otherwise)
+    if isinstance(value, dict):
+        marked, shapes = {}, []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Unmarkable
+            marked[key], shape = _mark(item, strings)
+            shapes.append((key, shape))
+        return marked, (dict, tuple(shapes))
+    if isinstance(value, list | tuple):
+        pairs = [_mark(item, strings) for item in value]
+        return type(value)(p[0] for p in pairs), (type(value), tuple(p[1] for p in pairs))
+    raise _Unmarkable
+
+
+def _fixed_safe(value: Any) -> bool:
+    """Whether a fixed value can be rendered into a skeleton (no string holds a NUL, which
+    would read as a marker)."""
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, dict):
+        return all(_fixed_safe(k) and _fixed_safe(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_fixed_safe(v) for v in value)
+    return True
+
+
+class Prompt:
+    """A template with the values that every call of one judge configuration shares fixed
+    (criteria, scale, rubric guidance), rendered as `render(name, **fixed, **values)` renders
+    it, byte for byte, at a fraction of the cost.
+
+    The template is rendered once per shape of the other values (how many turns, documents
+    and requirements a case has, which are empty; `_mark`) with each of their strings as a
+    marker; a call puts its strings in place of the markers and tidies the text as `render`
+    does. The judge templates only print these strings and test whether they are empty, so
+    the markers take the same branches as the strings (test_judge_prompt_text_never_changes);
+    values that are not JSON-like data are rendered by jinja as before.
+    """
+
+    def __init__(self, name: str, /, **fixed: Any) -> None:
+        self.name = name
+        self.fixed = fixed
+        self._skeletons: dict[Any, list[str | int]] | None = {} if _fixed_safe(fixed) else None
+
+    def render(self, **values: Any) -> str:
+        strings: list[str] = []
+        try:
+            marked, shape = _mark(values, strings)
+        except _Unmarkable:
+            return render(self.name, **self.fixed, **values)
+        if self._skeletons is None:
+            return render(self.name, **self.fixed, **values)
+        skeleton = self._skeletons.get(shape)
+        if skeleton is None:
+            skeleton = self._skeleton(marked, shape)
+        text = "".join(piece if isinstance(piece, str) else strings[piece] for piece in skeleton)
+        return _tidy(text)
+
+    def _skeleton(self, marked: dict[str, Any], shape: Any) -> list[str | int]:
+        """The template rendered with markers, as text pieces and the places of strings."""
+        parts = MARKER.split(_compiled(self.name).render(**self.fixed, **marked))
+        pieces: list[str | int] = [
+            part if i % 2 == 0 else int(part) for i, part in enumerate(parts) if part
+        ]
+        assert self._skeletons is not None
+        if len(self._skeletons) >= SHAPES_KEPT:
+            self._skeletons.clear()
+        self._skeletons[shape] = pieces
+        return pieces
 
 
 def neutralise(text: str) -> str:

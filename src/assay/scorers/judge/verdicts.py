@@ -149,9 +149,14 @@ def _screen_schema(criteria: tuple[str, ...], low: int, high: int) -> dict[str, 
     return _object("screen_judgement", properties)
 
 
+FENCES = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+
+
 def extract_json(text: str) -> Any:
     """The JSON object in a reply, tolerating code fences and prose around it."""
-    stripped = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
+    stripped = text.strip()
+    if "```" in stripped:  # (the pattern only matches at a fence; tried at every place, slowly)
+        stripped = FENCES.sub("", stripped)
     try:
         return json.loads(stripped)
     except ValueError as exc:
