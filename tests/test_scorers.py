@@ -221,3 +221,22 @@ def test_scorers_run_from_code_with_an_event_loop_already_running() -> None:
 
     [score] = asyncio.run(inside_a_loop())
     assert score.metrics == {"contains": 1.0}
+
+
+def test_text_is_normalised_as_whitespace_runs_collapsed() -> None:
+    """`normalise_text` (contains, exact match) collapses every run of what `\\s` matches to
+    one space and trims the ends, Unicode spaces included, as its former `re.sub` did."""
+    import random
+    import re
+    import sys
+
+    from assay.scorers.common import normalise_text
+
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if re.fullmatch(r"\s", chr(c)))
+    rng = random.Random(7)
+    bits = [*spaces, "a", "B", "é", "ß", " x ", "\u200b"]  # U+200B is not a space
+    for _ in range(5000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 12)))
+        collapsed = re.sub(r"\s+", " ", text).strip()
+        assert normalise_text(text, True) == collapsed, repr(text)
+        assert normalise_text(text, False) == collapsed.casefold(), repr(text)

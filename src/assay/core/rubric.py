@@ -212,11 +212,12 @@ class Rubric(RubricModel):
 
     def weighted(self, metrics: Mapping[str, float]) -> float | None:
         """The weighted score over the weighted metrics present (renormalised), or None."""
+        lower = self._lower  # (a private attribute: read once, not per metric)
         total = weight = 0.0
         for name, w in self.weights.items():
             value = metrics.get(name)
             if value is not None and w > 0:
-                total += w * self.goodness(name, value)
+                total += w * (1.0 - value if name in lower else value)  # goodness()
                 weight += w
         return total / weight if weight > 0 else None
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from assay.core.records import AgentState, Trial
 from assay.scorers.base import BLOCKER
 
@@ -20,5 +18,7 @@ def flag(value: bool) -> float:
 
 
 def normalise_text(text: str, case_sensitive: bool) -> str:
-    collapsed = re.sub(r"\s+", " ", text).strip()
+    """Runs of whitespace as one space, no space at either end (`str.split` splits on the
+    characters `\\s` matches), casefolded unless `case_sensitive`."""
+    collapsed = " ".join(text.split())
     return collapsed if case_sensitive else collapsed.casefold()
