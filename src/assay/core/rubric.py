@@ -175,7 +175,7 @@ class Rubric(RubricModel):
             if not low < high:
                 raise InputError(f"ERROR: scale: low ({low}) must be below high ({high})")
             rubric._bounds = (low, high)
-        for cached in ("weights", "bounds"):  # a copy keeps the default's cached figures
+        for cached in ("weights", "bounds", "lower"):  # a copy keeps the default's cached figures
             rubric.__dict__.pop(cached, None)
         return rubric
 
@@ -195,14 +195,15 @@ class Rubric(RubricModel):
         low, high = scale_bounds(self.scale)
         return float(low), float(high)
 
-    @property
+    @cached_property
     def lower(self) -> frozenset[str]:
-        """The lower-is-better metrics (weighed as 1 − value)."""
+        """The lower-is-better metrics (weighed as 1 − value); cached, as reading a private
+        attribute goes through pydantic's `__getattr__` and the gate asks once per metric."""
         return self._lower
 
     def goodness(self, name: str, value: float) -> float:
         """A metric as the weighted score counts it: 1 − value when lower is better."""
-        return 1.0 - value if name in self._lower else value
+        return 1.0 - value if name in self.lower else value
 
     @property
     def points(self) -> tuple[int, ...]:
@@ -212,12 +213,11 @@ class Rubric(RubricModel):
 
     def weighted(self, metrics: Mapping[str, float]) -> float | None:
         """The weighted score over the weighted metrics present (renormalised), or None."""
-        lower = self._lower  # (a private attribute: read once, not per metric)
         total = weight = 0.0
         for name, w in self.weights.items():
             value = metrics.get(name)
             if value is not None and w > 0:
-                total += w * (1.0 - value if name in lower else value)  # goodness()
+                total += w * self.goodness(name, value)
                 weight += w
         return total / weight if weight > 0 else None
 
