@@ -13,6 +13,7 @@ import sys
 import typer
 
 from assay.cli.app import app
+from assay.core.environ import set_cli_defaults
 from assay.core.errors import EXIT_INCOMPLETE, AssayError
 from assay.core.redact import scrub
 
@@ -37,7 +38,11 @@ def fail(exc: AssayError) -> None:
 
 
 def main() -> None:
-    """Entry point: map errors to the exit codes of docs/design.md, never printing a traceback."""
+    """Entry point: map errors to the exit codes of docs/design.md, never printing a traceback.
+
+    First sets the command line's environment defaults (`assay.core.environ`: no pydantic
+    plugin scan in assay's own process; what assay starts gets the user's environment)."""
+    set_cli_defaults()
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as exc:  # usage errors: Typer prints them, exit 2
