@@ -22,6 +22,7 @@ from assay.core.jsonl import check_output, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
+from assay.engine.runner import DeferredFollower
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -314,7 +315,8 @@ def execute_run(
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
-        _evaluate_run(outcome, suite, Path(out) if out is not None else None, follower)
+        ahead = follower.built if follower is not None else None
+        _evaluate_run(outcome, suite, Path(out) if out is not None else None, ahead)
     return outcome
 
 
@@ -393,32 +395,37 @@ def _as_evaluated(
 
 def _follower(
     suite: Suite, judge: JudgeStatus | None, request: RunRequest, store: Store
-) -> JudgeFollower | None:
+) -> DeferredFollower[JudgeFollower] | None:
     """The suite's judges, pipelined with its run (`assay.scorers.judge.follow`), or None:
     when the run is not judged; when the run has a budget cap (the trials come first, so a
     budget stop cuts the judging, never the trials: the judges then run after the run, as
     its spend allows); with provider batches (`[run]` or `[judge]` batch: the judges' calls
-    then go in batches of their own after the run); or when the judging cannot start, which
-    the judging after the run then reports as it always has."""
+    then go in batches of their own after the run). The judges are built once the run's
+    first calls are out (`DeferredFollower`: at its first recorded trial); when the judging
+    cannot start, they are not, and the judging after the run reports why as it always has."""
     evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
     if note is not None or not evaluated.judge.judges or request.settings.budget_usd is not None:
         return None
     if request.settings.batch or evaluated.judge.batch:
         return None
-    from assay.scorers.judge import config_from_suite
-    from assay.scorers.judge.follow import JudgeFollower
 
-    try:
-        return JudgeFollower(
-            config_from_suite(evaluated),
-            request.cases,
-            [c.name for c in request.conditions],
-            request.trials,
-            store,
-            evaluated.judge.budget_usd,
-        )
-    except InputError:
-        return None
+    def build() -> JudgeFollower | None:
+        from assay.scorers.judge import config_from_suite
+        from assay.scorers.judge.follow import JudgeFollower
+
+        try:
+            return JudgeFollower(
+                config_from_suite(evaluated),
+                request.cases,
+                [c.name for c in request.conditions],
+                request.trials,
+                store,
+                evaluated.judge.budget_usd,
+            )
+        except InputError:
+            return None
+
+    return DeferredFollower(build)
 
 
 EVALUATION_MODULES = (
