@@ -34,6 +34,12 @@ def judge_status(
     configures none; `enabled`; or `disabled` naming the unset key(s). InputError instead of
     `disabled` when `require` or the suite's `[judge] required` is set. `carried`: metrics
     score rows already give (judged earlier), whose thresholds still apply."""
+    section = suite.judge
+    if not section.judges and section.screen is None and section.rubric is None:
+        if section.price is None and not any(
+            s.models for s in build_scorers(suite.scoring.scorers)
+        ):
+            return None  # no model to judge with: the judges' modules are not needed
     from assay.scorers.judge.config import (
         config_from_suite,
         judge_missing_keys,
