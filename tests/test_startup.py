@@ -237,3 +237,16 @@ def test_the_command_line_raises_the_collectors_threshold_and_the_api_does_not()
         check=True,
     )
     assert done.stdout == default.stdout
+
+
+def test_a_run_without_a_suite_reaches_its_first_call_without_the_verdict() -> None:
+    """`assay run --model ... --cases ...` gates nothing: the run path and the provider load
+    neither the verdict, nor the scorers, nor the rubric (a suite run imports them to check
+    its scorers and metrics before its first call)."""
+    code = (
+        "import sys\nimport assay.cli.run, assay.api.running, assay.engine, assay.models.openai\n"
+        "print([m for m in sys.modules if m.startswith(('assay.verdict', 'assay.scorers',"
+        " 'assay.core.rubric'))])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"

@@ -28,8 +28,6 @@ from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.checks import JudgeStatus
-from assay.verdict.config import output_dir, resolve
 
 if TYPE_CHECKING:
     # Imported where used: the evaluation after the run (numpy, the report models) is not
@@ -37,6 +35,7 @@ if TYPE_CHECKING:
     from assay.api.outputs import RunSummary
     from assay.api.results import Result
     from assay.scorers.judge.follow import JudgeFollower
+    from assay.verdict.checks import JudgeStatus
 
 Progress = Callable[[bool], None]
 
@@ -286,6 +285,7 @@ def execute_run(
     if suite is not None:
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
+        from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
         # Bad scorer options and metric names nothing produces fail before any call.
@@ -325,6 +325,8 @@ def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path 
     if request.output is not None:
         check_output(request.output, "--output")
     if suite is not None:
+        from assay.verdict.config import output_dir
+
         folder, flag = (
             (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
         )
@@ -359,6 +361,8 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
 def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
     """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
     metric), each replacing the suite's [scoring.corpus] bound of its metric."""
+    from assay.verdict.config import resolve
+
     scoring = suite.scoring.model_copy(
         update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
     )
