@@ -35,11 +35,11 @@ def judge_status(
     `disabled` when `require` or the suite's `[judge] required` is set. `carried`: metrics
     score rows already give (judged earlier), whose thresholds still apply."""
     section = suite.judge
-    if not section.judges and section.screen is None and section.rubric is None:
-        if section.price is None and not any(
-            s.models for s in build_scorers(suite.scoring.scorers)
-        ):
-            return None  # no model to judge with: the judges' modules are not needed
+    # No [judge] setting that could fail and no scorer naming a model: nothing to check, and
+    # the judges' modules are not needed.
+    unset = (section.judges, section.screen, section.rubric, section.price)
+    if not any(unset) and not any(s.models for s in build_scorers(suite.scoring.scorers)):
+        return None
     from assay.scorers.judge.config import (
         config_from_suite,
         judge_missing_keys,
