@@ -37,8 +37,10 @@ class Result:
 
 
 def invoke(*args: str | Path) -> Result:
-    """Run the real CLI entry point in-process and capture its exit code and output."""
+    """Run the real CLI entry point in-process and capture its exit code and output (and
+    take back the environment defaults it sets, so the test process keeps its own)."""
     from assay.cli import main
+    from assay.core.environ import restore_user_env
 
     out, err = io.StringIO(), io.StringIO()
     argv = sys.argv
@@ -51,6 +53,7 @@ def invoke(*args: str | Path) -> Result:
         code = int(exc.code or 0)
     finally:
         sys.argv = argv
+        restore_user_env()
     return Result(code, out.getvalue(), err.getvalue())
 
 

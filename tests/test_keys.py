@@ -313,3 +313,19 @@ def test_report_with_a_suite_whose_judge_key_is_missing_disables_its_grounding_j
         "--corpus", "faithfulnes>=0.5",
     )  # fmt: skip
     assert typo.code == 2 and "did you mean faithfulness?" in typo.stderr
+
+
+def test_a_suite_without_judges_is_checked_without_the_judges_modules(tmp_path: Path) -> None:
+    """No [judge] model and no scorer naming one: nothing to check, and `assay run SUITE`
+    does not import the judges' modules before its first call for it."""
+    import subprocess
+    import sys
+
+    suite = write_suite(tmp_path, ["baseline=mock"], '[scoring]\nscorers = ["contains"]\n')
+    code = (
+        "import sys\nfrom assay.api.keys import judge_status\nfrom assay.core.suite import"
+        f" load_suite\nfrom pathlib import Path\nprint(judge_status(load_suite(Path({str(suite)!r}))),"
+        " 'assay.scorers.judge.config' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["None", "False"]

@@ -145,3 +145,92 @@ def test_the_judge_budget_caps_pipelined_judges_and_the_rest_after_the_run(
         assert 0 < spent <= 1 + 1e-9, (spent, done.notes)
     finally:
         handle.close()
+
+
+def test_the_judges_are_built_once_the_runs_first_calls_are_out(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building the judges (their modules, models, prompts) is not on the way to the run's
+    first call: the follower begins at the run's first recorded trial, and is handed it."""
+    from assay.scorers.judge.follow import JudgeFollower
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema", record=True)
+    suite = _suite(tmp_path, server.url, "")
+    seen: list[int] = []
+    begin, recorded = JudgeFollower.begin, JudgeFollower.recorded
+
+    def counting_begin(self: JudgeFollower, caller: Any, run_id: str) -> None:
+        seen.append(len(server.requests()))  # requests that reached the server by then
+        begin(self, caller, run_id)
+
+    handed: list[str] = []
+
+    def counting_recorded(self: JudgeFollower, record: dict[str, Any]) -> None:
+        handed.append(record["case_id"])
+        recorded(self, record)
+
+    monkeypatch.setattr(JudgeFollower, "begin", counting_begin)
+    monkeypatch.setattr(JudgeFollower, "recorded", counting_recorded)
+    done = running.run(suite, store=tmp_path / "s.db")
+    assert done.exit_code in (0, 1), done.notes
+    assert len(seen) == 1 and seen[0] >= 1
+    assert len(handed) == CASES * 2 * 2  # every trial reached the judges
+
+
+class _Follower:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.spent_usd = 0.5
+
+    def begin(self, caller: Any, run_id: str) -> None:
+        self.events.append(("begin", caller, run_id))
+
+    def recorded(self, record: dict[str, Any]) -> None:
+        self.events.append(("recorded", record))
+
+    async def finish(self) -> None:
+        self.events.append("finish")
+
+
+def test_a_deferred_follower_is_built_at_the_first_record_or_at_the_end() -> None:
+    import asyncio
+
+    from assay.engine.runner import DeferredFollower
+
+    builds: list[_Follower] = []
+
+    def build() -> _Follower:
+        builds.append(_Follower())
+        return builds[-1]
+
+    deferred = DeferredFollower(build)
+    deferred.begin("caller", "run-1")  # type: ignore[arg-type]
+    assert not builds and deferred.built is None and deferred.spent_usd == 0.0
+    deferred.recorded({"n": 1})
+    deferred.recorded({"n": 2})
+    asyncio.run(deferred.finish())
+    assert len(builds) == 1 and deferred.built is builds[0] and deferred.spent_usd == 0.5
+    assert builds[0].events == [
+        ("begin", "caller", "run-1"),
+        ("recorded", {"n": 1}),
+        ("recorded", {"n": 2}),
+        "finish",
+    ]
+    # No trial recorded (everything resumed): built, and begun, as the run ends.
+    at_end = DeferredFollower(build)
+    at_end.begin("caller", "run-2")
+    asyncio.run(at_end.finish())
+    assert builds[1].events == [("begin", "caller", "run-2"), "finish"]
+    # Nothing to follow: built once, then nothing.
+    calls: list[int] = []
+
+    def nothing() -> _Follower | None:
+        calls.append(1)
+        return None
+
+    none = DeferredFollower(nothing)
+    none.begin("caller", "run-3")
+    none.recorded({"n": 1})
+    asyncio.run(none.finish())
+    assert calls == [1] and none.built is None and none.spent_usd == 0.0

@@ -214,3 +214,39 @@ def test_only_the_importing_threads_contexts_are_deferred(tmp_path: Path) -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert done.stdout.split() == ["[0,", "1]", "DeferredCAContext", "SSLContext", "1"]
+
+
+def test_the_command_line_raises_the_collectors_threshold_and_the_api_does_not() -> None:
+    """The command line collects young cycles less often (assay.cli GC_THRESHOLD: start-up's
+    objects live as long as the process); a program importing assay's API keeps its own."""
+    cli = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'THRESHOLD {gc.get_threshold()}\\n'))\n"
+        "sys.argv = ['assay', 'schema', 'case']\n"
+        "from assay.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", cli], capture_output=True, text=True, check=True)
+    assert "THRESHOLD (10000, 10, 10)" in done.stderr
+    api = "import gc, assay.api, assay.api.running\nprint(gc.get_threshold())"
+    done = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, check=True)
+    default = subprocess.run(
+        [sys.executable, "-c", "import gc; print(gc.get_threshold())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == default.stdout
+
+
+def test_a_run_without_a_suite_reaches_its_first_call_without_the_verdict() -> None:
+    """`assay run --model ... --cases ...` gates nothing: the run path and the provider load
+    neither the verdict, nor the scorers, nor the rubric (a suite run imports them to check
+    its scorers and metrics before its first call)."""
+    code = (
+        "import sys\nimport assay.cli.run, assay.api.running, assay.engine, assay.models.openai\n"
+        "print([m for m in sys.modules if m.startswith(('assay.verdict', 'assay.scorers',"
+        " 'assay.core.rubric'))])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"

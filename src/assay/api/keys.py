@@ -34,6 +34,12 @@ def judge_status(
     configures none; `enabled`; or `disabled` naming the unset key(s). InputError instead of
     `disabled` when `require` or the suite's `[judge] required` is set. `carried`: metrics
     score rows already give (judged earlier), whose thresholds still apply."""
+    section = suite.judge
+    # No [judge] setting that could fail and no scorer naming a model: nothing to check, and
+    # the judges' modules are not needed.
+    unset = (section.judges, section.screen, section.rubric, section.price)
+    if not any(unset) and not any(s.models for s in build_scorers(suite.scoring.scorers)):
+        return None
     from assay.scorers.judge.config import (
         config_from_suite,
         judge_missing_keys,

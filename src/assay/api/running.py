@@ -22,13 +22,12 @@ from assay.core.jsonl import check_output, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
+from assay.engine.runner import DeferredFollower
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
-from assay.verdict.checks import JudgeStatus
-from assay.verdict.config import output_dir, resolve
 
 if TYPE_CHECKING:
     # Imported where used: the evaluation after the run (numpy, the report models) is not
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from assay.api.outputs import RunSummary
     from assay.api.results import Result
     from assay.scorers.judge.follow import JudgeFollower
+    from assay.verdict.checks import JudgeStatus
 
 Progress = Callable[[bool], None]
 
@@ -285,6 +285,7 @@ def execute_run(
     if suite is not None:
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
+        from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
         # Bad scorer options and metric names nothing produces fail before any call.
@@ -314,7 +315,8 @@ def execute_run(
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
-        _evaluate_run(outcome, suite, Path(out) if out is not None else None, follower)
+        ahead = follower.built if follower is not None else None
+        _evaluate_run(outcome, suite, Path(out) if out is not None else None, ahead)
     return outcome
 
 
@@ -323,6 +325,8 @@ def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path 
     if request.output is not None:
         check_output(request.output, "--output")
     if suite is not None:
+        from assay.verdict.config import output_dir
+
         folder, flag = (
             (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
         )
@@ -357,6 +361,8 @@ def load(suite: str | Path | Suite | None) -> Suite | None:
 def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
     """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
     metric), each replacing the suite's [scoring.corpus] bound of its metric."""
+    from assay.verdict.config import resolve
+
     scoring = suite.scoring.model_copy(
         update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
     )
@@ -393,32 +399,37 @@ def _as_evaluated(
 
 def _follower(
     suite: Suite, judge: JudgeStatus | None, request: RunRequest, store: Store
-) -> JudgeFollower | None:
+) -> DeferredFollower[JudgeFollower] | None:
     """The suite's judges, pipelined with its run (`assay.scorers.judge.follow`), or None:
     when the run is not judged; when the run has a budget cap (the trials come first, so a
     budget stop cuts the judging, never the trials: the judges then run after the run, as
     its spend allows); with provider batches (`[run]` or `[judge]` batch: the judges' calls
-    then go in batches of their own after the run); or when the judging cannot start, which
-    the judging after the run then reports as it always has."""
+    then go in batches of their own after the run). The judges are built once the run's
+    first calls are out (`DeferredFollower`: at its first recorded trial); when the judging
+    cannot start, they are not, and the judging after the run reports why as it always has."""
     evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
     if note is not None or not evaluated.judge.judges or request.settings.budget_usd is not None:
         return None
     if request.settings.batch or evaluated.judge.batch:
         return None
-    from assay.scorers.judge import config_from_suite
-    from assay.scorers.judge.follow import JudgeFollower
 
-    try:
-        return JudgeFollower(
-            config_from_suite(evaluated),
-            request.cases,
-            [c.name for c in request.conditions],
-            request.trials,
-            store,
-            evaluated.judge.budget_usd,
-        )
-    except InputError:
-        return None
+    def build() -> JudgeFollower | None:
+        from assay.scorers.judge import config_from_suite
+        from assay.scorers.judge.follow import JudgeFollower
+
+        try:
+            return JudgeFollower(
+                config_from_suite(evaluated),
+                request.cases,
+                [c.name for c in request.conditions],
+                request.trials,
+                store,
+                evaluated.judge.budget_usd,
+            )
+        except InputError:
+            return None
+
+    return DeferredFollower(build)
 
 
 EVALUATION_MODULES = (

@@ -27,9 +27,11 @@ class Record(BaseModel):
 
 class Output(BaseModel):
     """A JSON document a command prints or writes (summaries, reports): unknown keys are
-    refused when validating, so its JSON Schema (`assay schema`) is exact."""
+    refused when validating, so its JSON Schema (`assay schema`) is exact. Like a record, it
+    builds its validator when first used (a run reaches its first call without building the
+    summaries and reports it writes after it)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ContextDoc(Record):

@@ -87,7 +87,9 @@ def parse_weights(text: str) -> dict[str, float]:
 
 
 class RubricModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A rubric's part: unknown keys refused; its validator is built when first used."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Level(RubricModel):

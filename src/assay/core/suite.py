@@ -29,7 +29,11 @@ DEFAULT_MODEL = "llamacpp:gemma-3-270m"
 
 
 class SuiteModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    """A suite's section: strict, unknown keys refused. Only `Suite`'s validator is built
+    (when a suite is first loaded), with the sections in it; a section's own is built only
+    if it is validated on its own."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class RunSection(SuiteModel):

@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.redact import scrub, scrub_record
@@ -89,6 +89,49 @@ class Follower(Protocol):
     @property
     def spent_usd(self) -> float:
         """What its calls have spent (counted in the run's budget, not the run's spend)."""
+
+
+F = TypeVar("F", bound=Follower)
+
+
+class DeferredFollower(Generic[F]):
+    """A follower built when the run's first trial is recorded (or, when none is, as the run
+    ends), not before the run's first call: the run's first calls are already out while it
+    is built (the suite's judges: their modules and models). It then begins, exactly as it
+    would have before the first call (the trials recorded earlier by a resumed run are
+    those the store holds at the first new record), and is handed that record, so every
+    trial still reaches it as soon as it is recorded. `build` returns None when there is
+    nothing to follow (the work is then left for after the run); `built` is what it made."""
+
+    def __init__(self, build: Callable[[], F | None]) -> None:
+        self._build: Callable[[], F | None] | None = build
+        self._begin: tuple[Caller, str] | None = None
+        self.built: F | None = None
+
+    def begin(self, caller: Caller, run_id: str) -> None:
+        self._begin = (caller, run_id)
+
+    def _follower(self) -> F | None:
+        if self._build is not None:
+            build, self._build = self._build, None
+            self.built = build()
+            if self.built is not None and self._begin is not None:
+                self.built.begin(*self._begin)
+        return self.built
+
+    def recorded(self, record: dict[str, Any]) -> None:
+        follower = self._follower()
+        if follower is not None:
+            follower.recorded(record)
+
+    async def finish(self) -> None:
+        follower = self._follower()
+        if follower is not None:
+            await follower.finish()
+
+    @property
+    def spent_usd(self) -> float:
+        return self.built.spent_usd if self.built is not None else 0.0
 
 
 def _state(response: Response) -> dict[str, Any] | None:

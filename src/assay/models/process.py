@@ -15,6 +15,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.core.environ import user_env
 from assay.models.base import ModelError
 
 STDERR_KEEP_BYTES = 64 * 1024  # the tail of stderr kept for error details
@@ -182,6 +183,7 @@ async def run_process(
                 stdout=pipes.child[0],
                 stderr=pipes.child[1],
                 cwd=cwd,
+                env=user_env(),
                 start_new_session=True,
             )
         except OSError as exc:

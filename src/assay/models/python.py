@@ -38,6 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from assay.core.environ import restore_user_env
 from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
@@ -241,7 +242,10 @@ class PythonModel:
 
 
 def create(rest: str, options: ModelOptions) -> PythonModel:
-    """Factory for `python:MODULE:CALLABLE` and `python:PATH.py:CALLABLE`."""
+    """Factory for `python:MODULE:CALLABLE` and `python:PATH.py:CALLABLE`.
+
+    The agent runs in assay's process: it gets the user's environment (`assay.core.environ`)."""
+    restore_user_env()
     root = options.extra.get("root")
     fn, source = load_callable(rest, Path(root) if root else None)
     target, _ = split_target(rest)

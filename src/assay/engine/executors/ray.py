@@ -21,6 +21,7 @@ import socket
 import threading
 from typing import Any
 
+from assay.core.environ import restore_user_env
 from assay.core.errors import InputError
 from assay.core.redact import scrub
 from assay.models.base import Model, ModelError, Request, Response
@@ -139,6 +140,7 @@ class RayExecutor:
             if address is not None:
                 check_reachable(address)
             os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no telemetry, ever
+            restore_user_env()  # a local cluster's workers run the system under test
             try:
                 ray.init(
                     address=address,
