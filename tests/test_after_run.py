@@ -173,23 +173,6 @@ def test_the_command_lines_exit_freezes_the_heap_instead_of_collecting_it() -> N
     assert int(done.stdout) > 0
 
 
-def test_only_the_command_line_collects_young_objects_rarely() -> None:
-    """The command line raises the collector's young-generation threshold before its imports
-    (few collections over a run's per-call garbage); `import assay` leaves the host's be."""
-    code = "import gc\nimport {}\nprint(*gc.get_threshold())"
-    default = subprocess.run(
-        [sys.executable, "-c", "import gc\nprint(*gc.get_threshold())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for module, expected in (("assay", default), ("assay.cli", "20000 20 10\n")):
-        done = subprocess.run(
-            [sys.executable, "-c", code.format(module)], capture_output=True, text=True, check=True
-        )
-        assert done.stdout == expected
-
-
 def test_a_score_rows_evidence_text_is_made_only_when_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -227,7 +227,7 @@ def test_the_command_line_raises_the_collectors_threshold_and_the_api_does_not()
         "main()\n"
     )
     done = subprocess.run([sys.executable, "-c", cli], capture_output=True, text=True, check=True)
-    assert "THRESHOLD (10000, 10, 10)" in done.stderr
+    assert "THRESHOLD (20000, 20, 10)" in done.stderr
     api = "import gc, assay.api, assay.api.running\nprint(gc.get_threshold())"
     done = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, check=True)
     default = subprocess.run(

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import gc
 
-# The command line's process builds mostly long-lived objects (modules, validators, cases)
-# and, while it runs a suite, a stream of short-lived garbage with reference cycles (asyncio
-# and aiohttp objects of each call). With the default young-generation threshold (700) the
-# collector ran ~150 times in a W1 run of bench/process.py and ~320 times in W2, ~0.1 s and
-# ~0.45 s of CPU (thread time measured in `gc.callbacks`); with 20,000, 7 and 10 times, ~0.05
-# and ~0.11 s. Set for the command line only: the Python API leaves its host's collector be.
-gc.set_threshold(20_000, 20, 10)
+# The collector's first threshold, in allocations (CPython's default is 700), set before the
+# imports below. Start-up makes tens of thousands of objects that live as long as the process
+# (modules, classes, pydantic validators), and a run keeps its records until it ends, while
+# each call leaves short-lived garbage with reference cycles (asyncio and aiohttp objects): at
+# 700 the collector traversed the long-lived ones over and over (~75 ms of a suite run's
+# ~0.45 s CPU before its first call; ~150 collections and ~0.1 s in a W1 run of
+# bench/process.py, ~320 and ~0.45 s in W2, thread time in `gc.callbacks`; at 20,000, 7-10
+# collections, ~0.05 and ~0.11 s). Young cycles are still collected; peak memory is unchanged.
+# The command line only: importing assay's API leaves the host's collector alone.
+GC_THRESHOLD = (20_000, 20, 10)
+gc.set_threshold(*GC_THRESHOLD)
 
 import atexit
 import sqlite3
@@ -38,16 +42,6 @@ INTERRUPTED = "ERROR: interrupted; run the same command again to resume\n"
 # full collections over every object the command made (after `assay run SUITE.toml` of
 # 2,000 trials, ~0.13 s of its exit); frozen, they are just freed as modules are cleared.
 atexit.register(gc.freeze)
-
-# The collector's first threshold, in allocations (CPython's default is 700). Start-up makes
-# tens of thousands of objects that live as long as the process (modules, classes, pydantic
-# validators), and a run keeps its records until it ends: at 700 the collector traverses
-# them over and over (~75 ms of a suite run's ~0.45 s CPU before its first call; a judged
-# run of 2,000 trials spent ~0.4 s in it). Young cycles are still collected, 14 times less
-# often; peak memory is unchanged. The command line only: importing assay's API leaves the
-# collector alone.
-GC_THRESHOLD = (10_000, 10, 10)
-gc.set_threshold(*GC_THRESHOLD)
 
 
 def fail(exc: AssayError) -> None:
