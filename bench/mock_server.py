@@ -154,6 +154,7 @@ class MockServer:
                     "replied": time.perf_counter(),
                     "body": hashlib.sha256(raw).hexdigest()[:16],
                     "model": body.get("model"),
+                    "schema": requested_schema(body) is not None,  # a judge's structured call
                     "fault": fault,
                 }
             )

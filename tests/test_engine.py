@@ -345,6 +345,41 @@ def test_limiter_halves_and_creeps_back() -> None:
     asyncio.run(go())
 
 
+def test_a_freed_slot_goes_to_the_first_waiter_not_to_a_later_caller() -> None:
+    """FIFO handoff: a task that releases and at once asks again queues behind the waiters
+    (with barging, a run's workers kept every slot and its pipelined judges waited until the
+    run's last call); a waiter cancelled after it was handed a slot passes the slot on."""
+
+    async def go() -> None:
+        limiter = AdaptiveLimiter(1)
+        await limiter.acquire()
+        order: list[str] = []
+
+        async def take(name: str) -> None:
+            await limiter.acquire()
+            order.append(name)
+
+        judge = asyncio.create_task(take("judge"))
+        await asyncio.sleep(0)
+        limiter.release()
+        worker = asyncio.create_task(take("worker"))  # comes later, finds the slot handed on
+        await asyncio.sleep(0)
+        assert order == ["judge"] and judge.done() and not worker.done()
+        limiter.release()
+        await asyncio.wait_for(worker, 1)
+        assert order == ["judge", "worker"]
+
+        cancelled = asyncio.create_task(take("cancelled"))
+        last = asyncio.create_task(take("last"))
+        await asyncio.sleep(0)
+        limiter.release()  # handed to `cancelled`, which is cancelled before it runs
+        cancelled.cancel()
+        await asyncio.wait_for(last, 1)
+        assert order == ["judge", "worker", "last"] and limiter.active == 1
+
+    asyncio.run(go())
+
+
 def test_openai_faults_end_recorded_and_rerun_finishes(cli, tmp_path: Path, mock_server) -> None:
     rates = {
         "429": 0.05,

@@ -81,6 +81,26 @@ def test_judge_calls_start_before_the_runs_last_call_and_outputs_match_judging_a
     assert _outputs(tmp_path / "piped") == _outputs(tmp_path / "after")
 
 
+def test_judges_of_the_runs_own_model_share_its_slots_as_the_run_goes(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge that is the run's own model shares its limiter: a slot freed while judge
+    calls wait goes to them, so they are made as the run goes (with the run's workers taking
+    every freed slot back, the judges waited for the run's last call)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(latency=0.02, judge_reply="schema", record=True)
+    suite = _suite(tmp_path, server.url, "")
+    text = suite.read_text(encoding="utf-8").replace("concurrency = 4", "concurrency = 2")
+    suite.write_text(text.replace("openai:judge-model", "openai:sut-model"), encoding="utf-8")
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.exit_code in (0, 1), outcome.notes
+    log = server.requests()
+    sut = [r["arrived"] for r in log if not r["schema"]]
+    judged = [r["arrived"] for r in log if r["schema"]]
+    assert len(sut) == CASES * 2 * 2 and len(judged) == len(sut)
+    assert sum(1 for t in judged if t < max(sut)) >= len(judged) // 4
+
+
 def test_a_rerun_of_a_pipelined_suite_makes_no_call(
     tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

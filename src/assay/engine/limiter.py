@@ -20,28 +20,35 @@ class AdaptiveLimiter:
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        while self.active >= self.limit:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                raise
-        self.active += 1
+        """Take a slot; when none is free, wait in line. A slot freed while others wait is
+        handed to the first of them (`_wake`), never taken by a caller that comes later: a
+        run's worker that releases and at once asks again cannot starve the judge calls
+        queued behind it."""
+        if self.active < self.limit and not self._waiters:
+            self.active += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # the slot is ours when it is set: `_wake` counted it
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot, then cancelled: pass it on
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
 
     def release(self) -> None:
         self.active -= 1
         self._wake()
 
     def _wake(self) -> None:
-        free = self.limit - self.active
-        while free > 0 and self._waiters:
+        """Hand the free slots to the waiters in the order they came."""
+        while self.active < self.limit and self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
+                self.active += 1
                 waiter.set_result(None)
-                free -= 1
 
     def on_success(self) -> None:
         """Additive increase: one more slot after `limit` successes in a row."""
