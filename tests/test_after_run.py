@@ -139,6 +139,50 @@ def test_what_the_judges_judged_while_the_run_went_on_is_not_read_back(
     ]
 
 
+def test_each_judged_row_is_made_once_as_its_judgment_lands(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipelined judgment's Score row is validated and serialised when it lands, while the
+    run waits on the network; scores.jsonl and the history record share that one JSON."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(4)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    dumped: list[str] = []
+    dump = ScoreRow.model_dump_json
+
+    def counted(row: ScoreRow, **options: Any) -> str:
+        dumped.append(row.case_id)
+        return dump(row, **options)
+
+    monkeypatch.setattr(ScoreRow, "model_dump_json", counted)
+    evaluating: list[int] = []
+    evaluate = running._evaluate_run
+
+    def spy(*args: Any) -> None:
+        evaluating.append(len(dumped))
+        evaluate(*args)
+
+    monkeypatch.setattr(running, "_evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert evaluating == [8]  # all made while the run went on
+    assert len(dumped) == 8  # and never again
+    store = Store(tmp_path / "s.db")
+    try:
+        records = [r for (r,) in store.db.execute("SELECT record FROM judge_scores ORDER BY id")]
+    finally:
+        store.close()
+    assert (tmp_path / "out" / "scores.jsonl").read_text().splitlines() == records
+
+
 def _row(case_id: str, correctness: int) -> ScoreRow:
     return ScoreRow.model_validate(
         {

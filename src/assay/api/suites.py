@@ -87,7 +87,8 @@ def evaluate_run(
     write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
     write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
     if judged.scores:
-        write_jsonl(folder / "scores.jsonl", judged.scores)
+        lines = judged.score_lines if len(judged.score_lines) == len(judged.scores) else None
+        write_jsonl(folder / "scores.jsonl", lines or judged.scores)
     if judged.comparisons:
         write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
     with atomic_writer(folder / "summary.json") as handle:
@@ -123,6 +124,7 @@ def judge_trials(
         )
     return Judged(
         scores=result.score_rows,
+        score_lines=result.score_lines,
         exit_code=result.exit_code,
         stopped=result.stopped,
         failures=result.failures,

@@ -281,12 +281,15 @@ def atomic_writer(path: Path) -> Iterator[IO[str]]:
         raise
 
 
-def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
-    """Write rows as JSONL atomically; return how many were written."""
+def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any] | str]) -> int:
+    """Write rows as JSONL atomically; return how many were written. A row given as a string
+    is JSON made already (a model's `model_dump_json()`), written as it is."""
     count = 0
     with atomic_writer(path) as handle:
         for row in rows:
-            if isinstance(row, BaseModel):
+            if isinstance(row, str):
+                handle.write(row)
+            elif isinstance(row, BaseModel):
                 handle.write(row.model_dump_json())
             else:
                 handle.write(json.dumps(row, ensure_ascii=False))

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.records import Case, ScoreRow, Trial
 from assay.core.rubric import resolve_criteria
@@ -70,13 +72,15 @@ class JudgeResult:
     """What a judging run did; `exit_code` is 3 when any item is not judged.
 
     `scores` (direct mode) and `comparisons` (pairwise) are the judged items in input
-    order; `rows` is what is written, as JSON data, and `score_rows` the validated rows of
-    `scores` (as `finish` made them once). `by_expectations` counts the pairs the case's
-    expectations decided without a call (counted in `judged` too).
+    order; `rows` is what is written, as JSON data, `score_rows` the validated rows of
+    `scores` (as `finish` made them once) and `score_lines` their JSON lines (as written).
+    `by_expectations` counts the pairs the case's expectations decided without a call
+    (counted in `judged` too).
     """
 
     scores: list[Score] = field(default_factory=list)
     score_rows: list[ScoreRow] = field(default_factory=list)
+    score_lines: list[str] = field(default_factory=list)
     comparisons: list[PairScore] = field(default_factory=list)
     total: int = 0
     judged: int = 0
@@ -248,6 +252,8 @@ class Judging:
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Progress = progress or (lambda ok: None)
         self.records: dict[str, Score | PairScore] = {}
+        self.prepared: dict[str, Outcome] = {}
+        """Direct items judged in this invocation whose rows are made (`Outcome`)."""
         # What was judged while the run went on is settled as such: no need to read it back.
         done = judged_records(store, [i.key for i in self.items if not (ahead and i.key in ahead)])
         self.pending: list[JudgeItem] = []
@@ -323,6 +329,8 @@ class Judging:
             self.tick(False)
             return
         self.records[item.key] = outcome.scored
+        if outcome.line is not None:
+            self.prepared[item.key] = outcome
         result.judged += 1
         self.tick(True)
 
@@ -334,10 +342,19 @@ class Judging:
         result.cache_hits = self.caller.cache_hits - hits
         result.spent_usd = self.caller.budget.spent - spent
         result.not_run = result.total - result.judged - result.resumed - result.failed
-        done = [self.records[i.key] for i in self.items if i.key in self.records]
+        items = [i for i in self.items if i.key in self.records]
+        done = [self.records[i.key] for i in items]
         result.comparisons = [d for d in done if isinstance(d, PairScore)]
         result.scores = [d for d in done if isinstance(d, Score)]
-        rows = result.rows
+        prepared = [self.prepared.get(i.key) for i in items] if result.scores else []
+        rows = (
+            [
+                p.row if p is not None and p.row is not None else d.row()
+                for p, d in zip(prepared, result.scores, strict=True)
+            ]
+            if result.scores
+            else result.rows
+        )
         tiers = Counter(str(r.get("tier", "judge")) for r in rows)
         result.tiers = dict(sorted(tiers.items()))
         if isinstance(self.scorer, Cascade):
@@ -350,18 +367,38 @@ class Judging:
                 rows, config.judges, config.mode == "pairwise", self.setup.names
             )
         if config.mode == "direct":
-            result.score_rows = [ScoreRow.model_validate(row) for row in rows]  # Score.to_row
-            judged = [i.trials[0] for i in self.items if i.key in self.records]
-            record_history(self.store, judged, result.score_rows)
+            for outcome, row in zip(prepared, rows, strict=True):
+                if (
+                    outcome is not None
+                    and outcome.validated is not None
+                    and outcome.line is not None
+                ):
+                    validated, line = outcome.validated, outcome.line
+                else:  # resumed from the store, or made here
+                    validated = ScoreRow.model_validate(row)  # Score.to_row
+                    line = validated.model_dump_json()
+                result.score_rows.append(validated)
+                result.score_lines.append(line)
+            judged = [i.trials[0] for i in items]
+            record_history(self.store, judged, result.score_rows, result.score_lines)
         return result
 
 
 @dataclass(slots=True)
 class Outcome:
-    """An item judged in this invocation: its score, or (None) why its judging failed."""
+    """An item judged in this invocation: its score, or (None) why its judging failed.
+
+    A direct Score also comes with its written row (`Score.row()`), that row validated
+    (`ScoreRow`) and its JSON line (scores.jsonl, the history record), made as the item was
+    judged: pipelined with a run (`assay.scorers.judge.follow`) that is while the run waits
+    on the network, not all at once after it. None when the row does not validate (`finish`
+    then validates it and reports the error as always)."""
 
     scored: Score | PairScore | None
     failure: str | None = None
+    row: dict[str, Any] | None = None
+    validated: ScoreRow | None = None
+    line: str | None = None
 
 
 async def judge_item(
@@ -386,7 +423,13 @@ async def judge_item(
         trial = item.trials[0].trial
         queue_review(store, item.case.id, trial, item.a, item.b, row["review"], source)
     save_item(store, config, prompt_sha256, item, "ok", row, None, scored.replies)
-    return Outcome(scored)
+    if isinstance(scored, PairScore):
+        return Outcome(scored)
+    try:
+        validated = ScoreRow.model_validate(row)  # Score.to_row
+    except ValidationError:
+        return Outcome(scored)
+    return Outcome(scored, None, row, validated, validated.model_dump_json())
 
 
 def save_item(
@@ -457,9 +500,14 @@ async def run_judging_async(
     return judging.finish()
 
 
-def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[ScoreRow]) -> None:
+def record_history(
+    store: Store,
+    trials: Sequence[Trial],
+    scores: Sequence[ScoreRow],
+    lines: Sequence[str] | None = None,
+) -> None:
     """Record direct Scores' rows (`Score.to_row`, one per trial) in the store's
-    `judge_scores` table for `assay history`.
+    `judge_scores` table for `assay history`; `lines`: the rows' JSON, when made already.
 
     Each row goes under its trial's `run_id`; trials without one (a file written by another
     tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
@@ -475,13 +523,16 @@ def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[Score
             sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
         )[:12]
     )
-    by_run: dict[str, list[ScoreRow]] = {}
+    by_run: dict[str, tuple[list[ScoreRow], list[str]]] = {}
     lengths: dict[tuple[str, int, str], int] = {}
-    for trial, score in zip(trials, scores, strict=True):
-        by_run.setdefault(trial.run_id or fallback, []).append(score)
+    texts = lines if lines is not None else [s.model_dump_json() for s in scores]
+    for trial, score, text in zip(trials, scores, texts, strict=True):
+        run_rows, run_lines = by_run.setdefault(trial.run_id or fallback, ([], []))
+        run_rows.append(score)
+        run_lines.append(text)
         lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
-    for run_id, run_rows in by_run.items():
-        save_score_rows(store, run_id, run_rows, lengths)
+    for run_id, (run_rows, run_lines) in by_run.items():
+        save_score_rows(store, run_id, run_rows, lengths, lines=run_lines)
 
 
 def _label(item: JudgeItem) -> str:
