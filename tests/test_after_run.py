@@ -248,3 +248,44 @@ def test_a_score_rows_evidence_text_is_made_only_when_shown(
     assert made == []  # thousands of rows, a few shown: none made up front
     assert rows[1].shown_evidence() == '{"correctness": ["quote"]}\nbecause'
     assert made == ["c1"]
+
+
+def test_history_hashes_the_responses_only_for_trials_without_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.core.records import Trial
+
+    hashed: list[str] = []
+    sha = judge_run.sha256_text
+
+    def counted(text: str) -> str:
+        hashed.append(text)
+        return sha(text)
+
+    monkeypatch.setattr(judge_run, "sha256_text", counted)
+    trial = {"case_id": "a", "trial": 1, "condition": "x", "runner": "m", "response": "r"}
+    store = Store(tmp_path / "s.db")
+    try:
+        judge_run.record_history(
+            store, [Trial.model_validate({**trial, "run_id": "r1"})], [_row("a", 1)]
+        )
+        assert hashed == []
+        judge_run.record_history(store, [Trial.model_validate(trial)], [_row("a", 2)])
+        assert hashed == ["r"]  # the fallback run id of a trials file from another tool
+        runs = [s.run_id for s in judge_scores(store)]
+    finally:
+        store.close()
+    assert runs[0] == "r1" and runs[1].startswith("trials-")
+
+
+def test_the_warmed_modules_cover_what_the_bootstrap_imports_on_first_use() -> None:
+    code = (
+        "import sys\nfrom assay.api import running\n"
+        "for name in running.EVALUATION_MODULES: __import__(name)\n"
+        "from assay.verdict.bootstrap import paired_bootstrap\n"
+        "before = set(sys.modules)\n"
+        "paired_bootstrap([[0.1], [0.4], [0.2], [0.9]], resamples=50)\n"
+        "print(sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -426,6 +426,7 @@ EVALUATION_MODULES = (
     "assay.reports.build",
     "assay.reports.render",
     "numpy.random",  # numpy loads it on first use: the bootstrap's generator
+    "numpy.ma",  # and this one in the bootstrap's first np.quantile (np.unique asks np.ma)
 )
 """What the evaluation after a suite's run imports (numpy, the verdict, the report models)."""
 

@@ -517,12 +517,14 @@ def record_history(
 
     if not scores:
         return
-    fallback = (
-        "trials-"
-        + sha256_json(
-            sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
-        )[:12]
-    )
+    fallback = ""
+    if any(t.run_id is None for t in trials):  # hashing every response costs; only then
+        fallback = (
+            "trials-"
+            + sha256_json(
+                sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
+            )[:12]
+        )
     by_run: dict[str, tuple[list[ScoreRow], list[str]]] = {}
     lengths: dict[tuple[str, int, str], int] = {}
     texts = lines if lines is not None else [s.model_dump_json() for s in scores]
