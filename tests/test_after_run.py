@@ -183,6 +183,42 @@ def test_each_judged_row_is_made_once_as_its_judgment_lands(
     assert (tmp_path / "out" / "scores.jsonl").read_text().splitlines() == records
 
 
+def test_the_trials_the_judges_followed_are_not_read_again_after_the_run(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judges pipelined with a run validate each trial from the text the store holds and
+    make its trials.jsonl line as it is recorded; the evaluation after the run takes both."""
+    from assay.core.records import Trial
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    made_after: list[str] = []
+    made = running.model_line
+
+    def counted(model: Any) -> str:
+        made_after.append(model.case_id)
+        return made(model)
+
+    monkeypatch.setattr(running, "model_line", counted)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert made_after == []
+    lines = (tmp_path / "out" / "trials.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6
+    assert lines == [
+        json.dumps(Trial.model_validate_json(line).model_dump(mode="json"), ensure_ascii=False)
+        for line in lines
+    ]
+
+
 def _row(case_id: str, correctness: int) -> ScoreRow:
     return ScoreRow.model_validate(
         {

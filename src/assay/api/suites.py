@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from assay.api.results import Judged, Result
 from assay.core.errors import Incomplete, InputError
-from assay.core.jsonl import atomic_writer, write_jsonl
+from assay.core.jsonl import atomic_writer, model_line, write_jsonl
 from assay.core.records import Case, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite
@@ -38,6 +38,7 @@ def evaluate_run(
     judge: JudgeStatus | None = None,
     notes: Sequence[str] = (),
     ahead: JudgeFollower | None = None,
+    lines: Sequence[str] | None = None,
 ) -> Result:
     """After a suite's run: judges → scorers → gate → reports into the output folder.
 
@@ -47,7 +48,8 @@ def evaluate_run(
     the suite's judges run (a disabled judge's suite comes without them,
     `assay.api.keys.without_judge`); every report shows it, with `notes`. `ahead` is the
     judging pipelined with the run (`assay.scorers.judge.follow`): what it judged is taken as
-    judged, and what it spent counts against [judge] budget_usd."""
+    judged, and what it spent counts against [judge] budget_usd. `lines`: the trials'
+    trials.jsonl lines when made already (`model_line`)."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = request.cases
     cap = suite.judge.budget_usd
@@ -84,7 +86,7 @@ def evaluate_run(
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output
     assert folder is not None  # a suite's config always has one
-    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(folder / "trials.jsonl", lines if lines is not None else map(model_line, trials))
     write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
     if judged.scores:
         lines = judged.score_lines if len(judged.score_lines) == len(judged.scores) else None

@@ -286,6 +286,12 @@ json_line = json.JSONEncoder(ensure_ascii=False).encode
 one per call (a few microseconds per row of a JSONL file of thousands)."""
 
 
+def model_line(model: BaseModel) -> str:
+    """A record's JSONL line as `write_jsonl` writes its JSON data (`model_dump(mode="json")`,
+    e.g. trials.jsonl's)."""
+    return json_line(model.model_dump(mode="json"))
+
+
 def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any] | str]) -> int:
     """Write rows as JSONL atomically; return how many were written. A row given as a string
     is JSON made already (a model's `model_dump_json()`), written as it is."""

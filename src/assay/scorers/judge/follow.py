@@ -23,6 +23,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from assay.core.jsonl import json_line, model_line
 from assay.core.records import Case, Trial
 from assay.core.rubric import resolve_criteria
 from assay.engine.budget import Budget
@@ -89,6 +90,10 @@ class JudgeFollower:
         self.cap = cap_usd
         self.outcomes: dict[str, Outcome] = {}
         """Items judged (or failed) so far, by key: `run_judging(ahead=...)`."""
+        self.trials: dict[str, tuple[Trial, str]] = {}
+        """Every trial recorded, by the JSON text the store holds for it: the Trial that text
+        validates to and its trials.jsonl line, made while the run waits on the network
+        (the evaluation after the run takes them instead of making them all then)."""
         self._seen: dict[str, dict[tuple[str, int], Trial]] = {}
         self._started: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -112,7 +117,10 @@ class JudgeFollower:
 
     def recorded(self, record: dict[str, Any]) -> None:
         """A trial was recorded: start whatever judging it completes."""
-        trial = Trial.model_validate(record)
+        text = json_line(record)  # as the store holds it (`Store.queue_trial`)
+        trial = Trial.model_validate_json(text)  # as the evaluation reads it back
+        line = model_line(trial)
+        self.trials[text] = (trial, text if line == text else line)
         case = self.cases.get(trial.case_id)
         if case is None:
             return
