@@ -219,6 +219,49 @@ def test_the_trials_the_judges_followed_are_not_read_again_after_the_run(
     ]
 
 
+def test_the_keys_the_judges_made_while_the_run_went_on_are_not_hashed_again(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    hashed: list[str] = []
+    sha = judge_run.sha256_text
+    phase: list[str] = ["run"]
+
+    def counted(text: str) -> str:
+        hashed.append(phase[0])
+        return sha(text)
+
+    monkeypatch.setattr(judge_run, "sha256_text", counted)
+    evaluate = running._evaluate_run
+    followers: list[Any] = []
+
+    def spy(*args: Any) -> None:
+        phase[0] = "after"
+        followers.append(args[3])
+        evaluate(*args)
+
+    monkeypatch.setattr(running, "_evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.judged is not None
+    assert len(outcome.evaluation.judged.scores) == 6
+    assert hashed == ["run"] * 6  # each item's key once, as its trial was recorded
+    follower = followers[0]
+    trial = next(iter(follower.trials.values()))[0]
+    key = follower.direct_key(trial, follower.config_key)
+    assert key is not None
+    assert follower.direct_key(trial, "another configuration") is None
+    assert follower.direct_key(trial.model_copy(), follower.config_key) is None
+
+
 def _row(case_id: str, correctness: int) -> ScoreRow:
     return ScoreRow.model_validate(
         {

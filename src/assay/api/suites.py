@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,6 @@ from assay.verdict.pipeline import evaluate as evaluate_inputs
 
 if TYPE_CHECKING:
     from assay.scorers.judge.follow import JudgeFollower
-    from assay.scorers.judge.run import Outcome
 
 
 def evaluate_run(
@@ -57,9 +56,7 @@ def evaluate_run(
         cap = max(0.0, cap - ahead.spent_usd)
     judging = dataclasses.replace(request.settings, batch=suite.judge.batch)  # [judge] batch
     judge_caller = run_caller(store, run_id, judging, cap)
-    judged = judge_trials(
-        suite, cases, trials, store, judge_caller, ahead.outcomes if ahead is not None else None
-    )
+    judged = judge_trials(suite, cases, trials, store, judge_caller, ahead)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
         evaluation = evaluate_inputs(
@@ -105,17 +102,26 @@ def judge_trials(
     trials: Sequence[Trial],
     store: Store,
     caller: Caller | None = None,
-    ahead: Mapping[str, Outcome] | None = None,
+    ahead: JudgeFollower | None = None,
 ) -> Judged:
     """Run the suite's judges (none configured: nothing) over the answered trials, through
-    `caller` when given (the run's); `ahead`: items judged while the run went on."""
+    `caller` when given (the run's); `ahead`: the judges that followed the run (the items
+    they judged, and the keys they made, are taken as they are)."""
     if not suite.judge.judges:
         return Judged()
     from assay.scorers.judge import config_from_suite, run_judging
 
     config = config_from_suite(suite)
     answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store, caller=caller, ahead=ahead)
+    result = run_judging(
+        answered,
+        cases,
+        config,
+        store,
+        caller=caller,
+        ahead=ahead.outcomes if ahead is not None else None,
+        known=ahead.direct_key if ahead is not None else None,
+    )
     if config.mode == "pairwise":
         comparisons = [c.comparison() for c in result.comparisons]
         return Judged(

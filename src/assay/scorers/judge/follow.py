@@ -94,6 +94,7 @@ class JudgeFollower:
         """Every trial recorded, by the JSON text the store holds for it: the Trial that text
         validates to and its trials.jsonl line, made while the run waits on the network
         (the evaluation after the run takes them instead of making them all then)."""
+        self._keys: dict[int, tuple[Trial, str]] = {}  # id(trial) -> (trial, direct key)
         self._seen: dict[str, dict[tuple[str, int], Trial]] = {}
         self._started: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -166,7 +167,17 @@ class JudgeFollower:
         for trial in answered:
             self._start(direct_item(0, trial, case, self.config_key), scorer)
 
+    def direct_key(self, trial: Trial, config_key: str) -> str | None:
+        """The direct item key made for this very Trial (one of `trials`) while the run went
+        on, when `config_key` is the configuration it was made under; else None."""
+        found = self._keys.get(id(trial))
+        if found is None or found[0] is not trial or config_key != self.config_key:
+            return None
+        return found[1]
+
     def _start(self, item: JudgeItem, scorer: JudgeScorer | Cascade) -> None:
+        if not item.b:  # direct
+            self._keys[id(item.trials[0])] = (item.trials[0], item.key)
         if item.key in self._started:
             return
         self._started.add(item.key)

@@ -53,6 +53,9 @@ from assay.store.judgments import (
 )
 
 Progress = Callable[[bool], None]
+KnownKey = Callable[[Trial, str], str | None]
+"""The direct item key made already for this trial object under this configuration
+fingerprint (`JudgeFollower.direct_key`), or None."""
 
 
 @dataclass(slots=True)
@@ -120,11 +123,16 @@ class JudgeResult:
 
 
 def plan_items(
-    trials: Sequence[Trial], cases: dict[str, Case], config: JudgeConfig, config_key: str
+    trials: Sequence[Trial],
+    cases: dict[str, Case],
+    config: JudgeConfig,
+    config_key: str,
+    known: KnownKey | None = None,
 ) -> tuple[list[JudgeItem], int, int]:
     """The items to judge in input order; (items, errored trials skipped, unpaired trials).
 
     `config_key` is the configuration's fingerprint: an item's key is its response(s) and it.
+    `known` gives the direct keys made already (while the run went on), not hashed again.
     """
     unknown = sorted({t.case_id for t in trials} - set(cases))
     if unknown:
@@ -135,7 +143,8 @@ def plan_items(
     items: list[JudgeItem] = []
     if config.mode == "direct":
         for trial in answered:
-            items.append(direct_item(len(items), trial, cases[trial.case_id], config_key))
+            key = known(trial, config_key) if known is not None else None
+            items.append(direct_item(len(items), trial, cases[trial.case_id], config_key, key))
         return items, errored, 0
     if config.a == config.b:
         raise InputError("ERROR: --a and --b must name two different conditions")
@@ -163,18 +172,22 @@ def plan_items(
     return items, errored, unpaired
 
 
-def direct_item(seq: int, trial: Trial, case: Case, config_key: str) -> JudgeItem:
-    """A direct item: one answered trial; its key is the response and the configuration."""
-    key = sha256_json(
-        [
-            "direct",
-            trial.case_id,
-            trial.trial,
-            trial.condition,
-            sha256_text(trial.response),
-            config_key,
-        ]
-    )
+def direct_item(
+    seq: int, trial: Trial, case: Case, config_key: str, key: str | None = None
+) -> JudgeItem:
+    """A direct item: one answered trial; its key is the response and the configuration
+    (`key`: that key, made already)."""
+    if key is None:
+        key = sha256_json(
+            [
+                "direct",
+                trial.case_id,
+                trial.trial,
+                trial.condition,
+                sha256_text(trial.response),
+                config_key,
+            ]
+        )
     return JudgeItem(seq, key, case, (trial,), trial.condition, "")
 
 
@@ -218,6 +231,7 @@ class Judging:
         progress: Progress | None,
         caller: Caller | None,
         ahead: Mapping[str, Outcome] | None = None,
+        known: KnownKey | None = None,
     ) -> None:
         validate_config(config)
         criteria, scale = resolve_criteria(config.rubric, config.scale, concision=config.concision)
@@ -232,6 +246,7 @@ class Judging:
             {c.id: c for c in cases},
             config,
             fingerprint(config, criteria, scale, self.models),
+            known,
         )
         result.total = len(self.items)
         self.setup = JudgeSetup(config, self.models, criteria, scale)
@@ -473,12 +488,14 @@ def run_judging(
     progress: Progress | None = None,
     caller: Caller | None = None,
     ahead: Mapping[str, Outcome] | None = None,
+    known: KnownKey | None = None,
 ) -> JudgeResult:
     """Judge every answered trial (or pair); return the judged rows in input order and a
     summary. With `caller` (the run's), judge calls share its cache, budget and limits.
     `ahead` holds the items judged in this invocation while the run went on
-    (`assay.scorers.judge.follow`), by key: counted as judged here, not asked again."""
-    judging = Judging(trials, cases, config, store, progress, caller, ahead)
+    (`assay.scorers.judge.follow`), by key: counted as judged here, not asked again; `known`
+    their direct items' keys, by trial (`JudgeFollower.direct_key`)."""
+    judging = Judging(trials, cases, config, store, progress, caller, ahead, known)
     try:
         asyncio.run(judging.run())
     except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3
