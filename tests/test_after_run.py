@@ -232,15 +232,17 @@ def test_the_keys_the_judges_made_while_the_run_went_on_are_not_hashed_again(
         '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
         encoding="utf-8",
     )
+    from assay.scorers.judge import items as judge_items
+
     hashed: list[str] = []
-    sha = judge_run.sha256_text
+    sha = judge_items.sha256_text
     phase: list[str] = ["run"]
 
     def counted(text: str) -> str:
         hashed.append(phase[0])
         return sha(text)
 
-    monkeypatch.setattr(judge_run, "sha256_text", counted)
+    monkeypatch.setattr(judge_items, "sha256_text", counted)
     evaluate = running._evaluate_run
     followers: list[Any] = []
 

@@ -38,16 +38,9 @@ from assay.scorers.judge.config import (
     fingerprint,
     validate_config,
 )
+from assay.scorers.judge.items import JudgeItem, direct_item, pair_item
 from assay.scorers.judge.pairwise import PairJudge
-from assay.scorers.judge.run import (
-    JudgeItem,
-    Outcome,
-    direct_item,
-    judge_item,
-    judge_scorer,
-    pair_item,
-    template_sha256_of,
-)
+from assay.scorers.judge.run import Outcome, judge_item, judge_scorer, template_sha256_of
 from assay.store import Store
 
 
