@@ -261,37 +261,3 @@ def test_jsonl_lines_are_json_dumps_text_and_made_json_is_written_as_is(tmp_path
     lines = path.read_text(encoding="utf-8").split("\n")  # not at U+2028
     assert lines[:2] == [json.dumps(r, ensure_ascii=False) for r in rows]
     assert lines[2] == lines[3] == score.model_dump_json()
-
-
-def test_the_records_a_paused_collector_saw_built_are_not_walked_once_it_ends() -> None:
-    """They go to the oldest generation as the block ends: the next allocation does not start
-    a collection that walks them all."""
-    import gc
-
-    from assay.core.jsonl import paused_gc
-
-    started: list[int] = []
-
-    def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            started.append(info["generation"])
-
-    kept: list[object] = []
-    with paused_gc():
-        kept.extend({"row": [i]} for i in range(50_000))
-        gc.callbacks.append(seen)
-    try:
-        kept.append([])
-    finally:
-        gc.callbacks.remove(seen)
-    assert started == [] and gc.isenabled()
-    assert gc.get_freeze_count() == 0
-    # A program that keeps frozen objects of its own keeps them frozen.
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with paused_gc():
-            kept.append({})
-        assert gc.get_freeze_count() == frozen and gc.isenabled()
-    finally:
-        gc.unfreeze()

@@ -137,21 +137,13 @@ def paused_gc() -> Iterator[None]:
 
     Each collection walks every tracked object, and a million records trigger thousands of
     them: reading 1M rows took two to three times as long. Records hold no cycles, so
-    nothing is left for the collector; it runs again as before once the block ends. What the
-    block built goes to the oldest generation as it ends (`gc.freeze` then `gc.unfreeze`
-    move every tracked object there and reset the young count, without walking them):
-    otherwise the first allocation after it walks them all at once (25 to 60 ms after a
-    suite's evaluation), to find nothing. Left out when the program keeps frozen objects of
-    its own (`gc.unfreeze` would release them too)."""
+    nothing is left for the collector; it runs again as before once the block ends."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 
