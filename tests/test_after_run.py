@@ -264,6 +264,37 @@ def test_the_keys_the_judges_made_while_the_run_went_on_are_not_hashed_again(
     assert follower.direct_key(trial.model_copy(), follower.config_key) is None
 
 
+def test_response_lengths_are_counted_only_for_length_normalised_judging(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(2)])
+    counted: list[str] = []
+    words = judge_run.words
+
+    def spy(text: str) -> int:
+        counted.append(text)
+        return words(text)
+
+    monkeypatch.setattr(judge_run, "words", spy)
+    template = (
+        'name = "s"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        '[run]\nbase_url = "URL"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\nlength_normalised = '
+    )
+    found = []
+    for normalised in ("false", "true"):
+        suite = tmp_path / (normalised + ".toml")
+        suite.write_text(template.replace("URL", server.url) + normalised + "\n", encoding="utf-8")
+        outcome = running.run(
+            suite, store=tmp_path / (normalised + ".db"), out=tmp_path / normalised
+        )
+        assert outcome.evaluation is not None
+        found.append(len(counted))
+    assert found == [0, 2]  # two answers, counted once length normalisation asks
+
+
 def _row(case_id: str, correctness: int) -> ScoreRow:
     return ScoreRow.model_validate(
         {

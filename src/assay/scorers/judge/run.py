@@ -152,8 +152,9 @@ class Judging:
         self.setup = JudgeSetup(config, self.models, criteria, scale)
         result.criteria = list(self.setup.names)
         by_case: dict[str, list[int]] = {}
-        for item in self.items:
-            by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
+        if config.length_normalised:  # the only use of the cases' median lengths
+            for item in self.items:
+                by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
         median_words = {k: float(statistics.median(v)) for k, v in by_case.items()}
         self.scorer = judge_scorer(self.setup, median_words)
         self.prompt_sha256 = template_sha256_of(self.scorer)
