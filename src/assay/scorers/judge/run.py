@@ -168,8 +168,8 @@ class Judging:
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Progress = progress or (lambda ok: None)
         self.records: dict[str, Score | PairScore] = {}
-        self.prepared: dict[str, Outcome] = {}
-        """Direct items judged in this invocation whose rows are made (`Outcome`)."""
+        self.lines: dict[str, str] = {}
+        """The JSON lines of the direct items judged in this invocation (`Outcome.line`)."""
         # What was judged while the run went on is settled as such: no need to read it back.
         done = judged_records(store, [i.key for i in self.items if not (ahead and i.key in ahead)])
         self.pending: list[JudgeItem] = []
@@ -246,7 +246,7 @@ class Judging:
             return
         self.records[item.key] = outcome.scored
         if outcome.line is not None:
-            self.prepared[item.key] = outcome
+            self.lines[item.key] = outcome.line
         result.judged += 1
         self.tick(True)
 
@@ -262,15 +262,7 @@ class Judging:
         done = [self.records[i.key] for i in items]
         result.comparisons = [d for d in done if isinstance(d, PairScore)]
         result.scores = [d for d in done if isinstance(d, Score)]
-        prepared = [self.prepared.get(i.key) for i in items] if result.scores else []
-        rows = (
-            [
-                p.row if p is not None and p.row is not None else d.row()
-                for p, d in zip(prepared, result.scores, strict=True)
-            ]
-            if result.scores
-            else result.rows
-        )
+        rows = result.rows
         tiers = Counter(str(r.get("tier", "judge")) for r in rows)
         result.tiers = dict(sorted(tiers.items()))
         if isinstance(self.scorer, Cascade):
@@ -283,18 +275,11 @@ class Judging:
                 rows, config.judges, config.mode == "pairwise", self.setup.names
             )
         if config.mode == "direct":
-            for outcome, row in zip(prepared, rows, strict=True):
-                if (
-                    outcome is not None
-                    and outcome.validated is not None
-                    and outcome.line is not None
-                ):
-                    validated, line = outcome.validated, outcome.line
-                else:  # resumed from the store, or made here
-                    validated = ScoreRow.model_validate(row)  # Score.to_row
-                    line = validated.model_dump_json()
+            for item, row in zip(items, rows, strict=True):
+                validated = ScoreRow.model_validate(row)  # Score.to_row
                 result.score_rows.append(validated)
-                result.score_lines.append(line)
+                line = self.lines.get(item.key)  # made as it was judged, or here
+                result.score_lines.append(line if line is not None else validated.model_dump_json())
             judged = [i.trials[0] for i in items]
             record_history(self.store, judged, result.score_rows, result.score_lines)
         return result
@@ -304,16 +289,15 @@ class Judging:
 class Outcome:
     """An item judged in this invocation: its score, or (None) why its judging failed.
 
-    A direct Score also comes with its written row (`Score.row()`), that row validated
-    (`ScoreRow`) and its JSON line (scores.jsonl, the history record), made as the item was
-    judged: pipelined with a run (`assay.scorers.judge.follow`) that is while the run waits
-    on the network, not all at once after it. None when the row does not validate (`finish`
+    A direct Score also comes with its validated row's JSON line (scores.jsonl, the history
+    record), made as the item was judged: pipelined with a run (`assay.scorers.judge.follow`)
+    that is while the run waits on the network, not all at once after it. Only the text is
+    kept (the validated row is made again after the run: holding thousands of them through
+    the run made its collector passes longer). None when the row does not validate (`finish`
     then validates it and reports the error as always)."""
 
     scored: Score | PairScore | None
     failure: str | None = None
-    row: dict[str, Any] | None = None
-    validated: ScoreRow | None = None
     line: str | None = None
 
 
@@ -342,10 +326,10 @@ async def judge_item(
     if isinstance(scored, PairScore):
         return Outcome(scored)
     try:
-        validated = ScoreRow.model_validate(row)  # Score.to_row
+        line = ScoreRow.model_validate(row).model_dump_json()  # Score.to_row's, as written
     except ValidationError:
         return Outcome(scored)
-    return Outcome(scored, None, row, validated, validated.model_dump_json())
+    return Outcome(scored, None, line)
 
 
 def save_item(
