@@ -139,6 +139,162 @@ def test_what_the_judges_judged_while_the_run_went_on_is_not_read_back(
     ]
 
 
+def test_each_judged_row_is_made_once_as_its_judgment_lands(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipelined judgment's Score row is validated and serialised when it lands, while the
+    run waits on the network; scores.jsonl and the history record share that one JSON."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(4)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    dumped: list[str] = []
+    dump = ScoreRow.model_dump_json
+
+    def counted(row: ScoreRow, **options: Any) -> str:
+        dumped.append(row.case_id)
+        return dump(row, **options)
+
+    monkeypatch.setattr(ScoreRow, "model_dump_json", counted)
+    evaluating: list[int] = []
+    evaluate = running._evaluate_run
+
+    def spy(*args: Any) -> None:
+        evaluating.append(len(dumped))
+        evaluate(*args)
+
+    monkeypatch.setattr(running, "_evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert evaluating == [8]  # all made while the run went on
+    assert len(dumped) == 8  # and never again
+    store = Store(tmp_path / "s.db")
+    try:
+        records = [r for (r,) in store.db.execute("SELECT record FROM judge_scores ORDER BY id")]
+    finally:
+        store.close()
+    assert (tmp_path / "out" / "scores.jsonl").read_text().splitlines() == records
+
+
+def test_the_trials_the_judges_followed_are_not_read_again_after_the_run(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judges pipelined with a run validate each trial from the text the store holds and
+    make its trials.jsonl line as it is recorded; the evaluation after the run takes both."""
+    from assay.core.records import Trial
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    made_after: list[str] = []
+    made = running.model_line
+
+    def counted(model: Any) -> str:
+        made_after.append(model.case_id)
+        return made(model)
+
+    monkeypatch.setattr(running, "model_line", counted)
+    outcome = running.run(suite, store=tmp_path / "s.db", out=tmp_path / "out")
+    assert outcome.evaluation is not None
+    assert made_after == []
+    lines = (tmp_path / "out" / "trials.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6
+    assert lines == [
+        json.dumps(Trial.model_validate_json(line).model_dump(mode="json"), ensure_ascii=False)
+        for line in lines
+    ]
+
+
+def test_the_keys_the_judges_made_while_the_run_went_on_are_not_hashed_again(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
+        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
+        encoding="utf-8",
+    )
+    from assay.scorers.judge import items as judge_items
+
+    hashed: list[str] = []
+    sha = judge_items.sha256_text
+    phase: list[str] = ["run"]
+
+    def counted(text: str) -> str:
+        hashed.append(phase[0])
+        return sha(text)
+
+    monkeypatch.setattr(judge_items, "sha256_text", counted)
+    evaluate = running._evaluate_run
+    followers: list[Any] = []
+
+    def spy(*args: Any) -> None:
+        phase[0] = "after"
+        followers.append(args[3])
+        evaluate(*args)
+
+    monkeypatch.setattr(running, "_evaluate_run", spy)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.judged is not None
+    assert len(outcome.evaluation.judged.scores) == 6
+    assert hashed == ["run"] * 6  # each item's key once, as its trial was recorded
+    follower = followers[0]
+    trial = next(iter(follower.trials.values()))[0]
+    key = follower.direct_key(trial, follower.config_key)
+    assert key is not None
+    assert follower.direct_key(trial, "another configuration") is None
+    assert follower.direct_key(trial.model_copy(), follower.config_key) is None
+
+
+def test_response_lengths_are_counted_only_for_length_normalised_judging(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(2)])
+    counted: list[str] = []
+    words = judge_run.words
+
+    def spy(text: str) -> int:
+        counted.append(text)
+        return words(text)
+
+    monkeypatch.setattr(judge_run, "words", spy)
+    template = (
+        'name = "s"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        '[run]\nbase_url = "URL"\nprice = "1,1"\n'
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\nlength_normalised = '
+    )
+    found = []
+    for normalised in ("false", "true"):
+        suite = tmp_path / (normalised + ".toml")
+        suite.write_text(template.replace("URL", server.url) + normalised + "\n", encoding="utf-8")
+        outcome = running.run(
+            suite, store=tmp_path / (normalised + ".db"), out=tmp_path / normalised
+        )
+        assert outcome.evaluation is not None
+        found.append(len(counted))
+    assert found == [0, 2]  # two answers, counted once length normalisation asks
+
+
 def _row(case_id: str, correctness: int) -> ScoreRow:
     return ScoreRow.model_validate(
         {
@@ -204,3 +360,44 @@ def test_a_score_rows_evidence_text_is_made_only_when_shown(
     assert made == []  # thousands of rows, a few shown: none made up front
     assert rows[1].shown_evidence() == '{"correctness": ["quote"]}\nbecause'
     assert made == ["c1"]
+
+
+def test_history_hashes_the_responses_only_for_trials_without_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.core.records import Trial
+
+    hashed: list[str] = []
+    sha = judge_run.sha256_text
+
+    def counted(text: str) -> str:
+        hashed.append(text)
+        return sha(text)
+
+    monkeypatch.setattr(judge_run, "sha256_text", counted)
+    trial = {"case_id": "a", "trial": 1, "condition": "x", "runner": "m", "response": "r"}
+    store = Store(tmp_path / "s.db")
+    try:
+        judge_run.record_history(
+            store, [Trial.model_validate({**trial, "run_id": "r1"})], [_row("a", 1)]
+        )
+        assert hashed == []
+        judge_run.record_history(store, [Trial.model_validate(trial)], [_row("a", 2)])
+        assert hashed == ["r"]  # the fallback run id of a trials file from another tool
+        runs = [s.run_id for s in judge_scores(store)]
+    finally:
+        store.close()
+    assert runs[0] == "r1" and runs[1].startswith("trials-")
+
+
+def test_the_warmed_modules_cover_what_the_bootstrap_imports_on_first_use() -> None:
+    code = (
+        "import sys\nfrom assay.api import running\n"
+        "for name in running.EVALUATION_MODULES: __import__(name)\n"
+        "from assay.verdict.bootstrap import paired_bootstrap\n"
+        "before = set(sys.modules)\n"
+        "paired_bootstrap([[0.1], [0.4], [0.2], [0.9]], resamples=50)\n"
+        "print(sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -244,3 +244,20 @@ def test_version_names_assay_and_its_store_schema(cli, flag: str) -> None:
     assert result.code == 0, result.stderr
     assert result.stdout == f"assay {version('assay')} (store schema version {SCHEMA_VERSION})\n"
     assert "--version" in cli("--help").stdout
+
+
+def test_jsonl_lines_are_json_dumps_text_and_made_json_is_written_as_is(tmp_path: Path) -> None:
+    from assay.core.jsonl import json_line
+    from assay.core.records import ScoreRow
+
+    rows = [
+        {"text": 'é ü 漢字 \u2028 \x00 "q" \\', "n": [1, 2.5, -0.0, 1e-07, 1e22], "none": None},
+        {"nested": {"b": True, "a": float("nan"), "inf": float("inf")}},
+    ]
+    assert [json_line(r) for r in rows] == [json.dumps(r, ensure_ascii=False) for r in rows]
+    score = ScoreRow.model_validate({"case_id": "c", "trial": 1, "condition": "x", "m": 4})
+    path = tmp_path / "rows.jsonl"
+    assert write_jsonl(path, [*rows, score, score.model_dump_json()]) == 4
+    lines = path.read_text(encoding="utf-8").split("\n")  # not at U+2028
+    assert lines[:2] == [json.dumps(r, ensure_ascii=False) for r in rows]
+    assert lines[2] == lines[3] == score.model_dump_json()

@@ -334,3 +334,18 @@ def test_a_corpus_metric_no_case_carries_is_skipped(cli: Any, tmp_path: Path) ->
         'classname="corpus" name="corpus:recall@5"'
         in (tmp_path / "out" / "report.junit.xml").read_text()
     )
+
+
+def test_no_per_case_threshold_asks_for_no_per_case_means(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.scorers.base import Score
+    from assay.verdict import thresholds
+    from assay.verdict.rows import ScoredTrial
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("per-case means made for no threshold")
+
+    monkeypatch.setattr(thresholds, "case_metric_means", refused)
+    results = [Score("c", 1, "x", "contains", {"contains": 1.0})]
+    rows = [ScoredTrial(case_id="c", trial=1, condition="x", metrics={"correctness": 4.0})]
+    assert thresholds.threshold_misses(results, {}, "x", rows) == []
+    assert thresholds.threshold_checks(results, {}, "x", rows) == []

@@ -149,3 +149,46 @@ def test_length_preference_is_tested_and_flagged(cli: Any, tmp_path: Path) -> No
     assert text.count("FLAGGED length preference") == 1
     assert "prefers the longer response 1.000 of 20" in text
     assert assay.bias(path).flagged == ["verbose"]
+
+
+def test_a_rows_score_is_numpys_mean_without_an_array_for_a_few_metrics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under 8 metrics the mean is added up in Python, to the same float as numpy's."""
+    import random
+
+    import numpy as np
+
+    from assay.core.records import ScoreRow
+    from assay.measure import bias
+
+    generator = random.Random(7)
+    rows = []
+    for _ in range(3000):
+        count = generator.randint(1, 10)
+        values = [
+            generator.choice(
+                [
+                    generator.random() * 10 ** generator.randint(-8, 8),
+                    float(generator.randint(1, 5)),
+                    generator.gauss(0, 1e16),
+                    0.1,
+                    -0.0,
+                ]
+            )
+            for _ in range(count)
+        ]
+        row = {"case_id": "c", "trial": 1, "condition": "x"}
+        row.update({f"m{i}": v for i, v in enumerate(values)})
+        rows.append((ScoreRow.model_validate(row), values))
+    expected = [float(np.mean(values)) for _, values in rows]
+    calls: list[int] = []
+    mean = np.mean
+
+    def counted(values: Any) -> Any:
+        calls.append(len(values))
+        return mean(values)
+
+    monkeypatch.setattr(bias.np, "mean", counted)
+    assert [bias.score_value(row, None) for row, _ in rows] == expected
+    assert calls and min(calls) >= 8  # numpy only for rows of 8 metrics or more

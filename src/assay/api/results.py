@@ -24,6 +24,8 @@ class Judged:
     """What a suite's [judge] section produced for the answered trials."""
 
     scores: list[ScoreRow] = field(default_factory=list)
+    score_lines: list[str] = field(default_factory=list)
+    """The JSON line of each of `scores`, as written (empty: not made)."""
     comparisons: list[Comparison] = field(default_factory=list)
     exit_code: int = EXIT_OK
     stopped: str | None = None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, paused_gc
+from assay.core.jsonl import check_output, model_line, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
@@ -437,6 +437,7 @@ EVALUATION_MODULES = (
     "assay.reports.build",
     "assay.reports.render",
     "numpy.random",  # numpy loads it on first use: the bootstrap's generator
+    "numpy.ma",  # and this one in the bootstrap's first np.quantile (np.unique asks np.ma)
 )
 """What the evaluation after a suite's run imports (numpy, the verdict, the report models)."""
 
@@ -504,8 +505,7 @@ def _evaluate_run(
         with paused_gc():
             from assay.api.suites import evaluate_run
 
-            texts = handle.trial_texts(outcome.run.run_id)
-            trials = [Trial.model_validate_json(text) for text in texts]
+            trials, lines = _run_trials(handle, outcome.run.run_id, ahead)
             outcome.evaluation = evaluate_run(
                 suite,
                 outcome.request,
@@ -516,6 +516,7 @@ def _evaluate_run(
                 judge,
                 changes,
                 ahead,
+                lines,
             )
     except Incomplete as exc:
         outcome.incomplete = True
@@ -526,3 +527,22 @@ def _evaluate_run(
         outcome.notes.extend(exc.messages)  # the incomplete run is the news; 3 wins
     finally:
         handle.close()
+
+
+def _run_trials(
+    store: Store, run_id: str, ahead: JudgeFollower | None
+) -> tuple[list[Trial], list[str]]:
+    """The run's trials as the store holds them, and their trials.jsonl lines: those the
+    judges pipelined with the run made as each was recorded (`JudgeFollower.trials`), the
+    others made here."""
+    made = ahead.trials if ahead is not None else {}
+    trials: list[Trial] = []
+    lines: list[str] = []
+    for text in store.trial_texts(run_id):
+        found = made.get(text)
+        if found is None:
+            trial = Trial.model_validate_json(text)
+            found = (trial, model_line(trial))
+        trials.append(found[0])
+        lines.append(found[1])
+    return trials, lines

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.api.results import Judged, Result
 from assay.core.errors import Incomplete, InputError
-from assay.core.jsonl import atomic_writer, write_jsonl
+from assay.core.jsonl import atomic_writer, model_line, write_jsonl
 from assay.core.records import Case, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite
@@ -25,7 +25,6 @@ from assay.verdict.pipeline import evaluate as evaluate_inputs
 
 if TYPE_CHECKING:
     from assay.scorers.judge.follow import JudgeFollower
-    from assay.scorers.judge.run import Outcome
 
 
 def evaluate_run(
@@ -38,6 +37,7 @@ def evaluate_run(
     judge: JudgeStatus | None = None,
     notes: Sequence[str] = (),
     ahead: JudgeFollower | None = None,
+    lines: Sequence[str] | None = None,
 ) -> Result:
     """After a suite's run: judges → scorers → gate → reports into the output folder.
 
@@ -47,7 +47,8 @@ def evaluate_run(
     the suite's judges run (a disabled judge's suite comes without them,
     `assay.api.keys.without_judge`); every report shows it, with `notes`. `ahead` is the
     judging pipelined with the run (`assay.scorers.judge.follow`): what it judged is taken as
-    judged, and what it spent counts against [judge] budget_usd."""
+    judged, and what it spent counts against [judge] budget_usd. `lines`: the trials'
+    trials.jsonl lines when made already (`model_line`)."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = request.cases
     cap = suite.judge.budget_usd
@@ -55,9 +56,7 @@ def evaluate_run(
         cap = max(0.0, cap - ahead.spent_usd)
     judging = dataclasses.replace(request.settings, batch=suite.judge.batch)  # [judge] batch
     judge_caller = run_caller(store, run_id, judging, cap)
-    judged = judge_trials(
-        suite, cases, trials, store, judge_caller, ahead.outcomes if ahead is not None else None
-    )
+    judged = judge_trials(suite, cases, trials, store, judge_caller, ahead)
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
         evaluation = evaluate_inputs(
@@ -84,10 +83,11 @@ def evaluate_run(
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output
     assert folder is not None  # a suite's config always has one
-    write_jsonl(folder / "trials.jsonl", [t.model_dump(mode="json") for t in trials])
+    write_jsonl(folder / "trials.jsonl", lines if lines is not None else map(model_line, trials))
     write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
     if judged.scores:
-        write_jsonl(folder / "scores.jsonl", judged.scores)
+        lines = judged.score_lines if len(judged.score_lines) == len(judged.scores) else None
+        write_jsonl(folder / "scores.jsonl", lines or judged.scores)
     if judged.comparisons:
         write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
     with atomic_writer(folder / "summary.json") as handle:
@@ -102,17 +102,26 @@ def judge_trials(
     trials: Sequence[Trial],
     store: Store,
     caller: Caller | None = None,
-    ahead: Mapping[str, Outcome] | None = None,
+    ahead: JudgeFollower | None = None,
 ) -> Judged:
     """Run the suite's judges (none configured: nothing) over the answered trials, through
-    `caller` when given (the run's); `ahead`: items judged while the run went on."""
+    `caller` when given (the run's); `ahead`: the judges that followed the run (the items
+    they judged, and the keys they made, are taken as they are)."""
     if not suite.judge.judges:
         return Judged()
     from assay.scorers.judge import config_from_suite, run_judging
 
     config = config_from_suite(suite)
     answered = [t for t in trials if t.error is None]
-    result = run_judging(answered, cases, config, store, caller=caller, ahead=ahead)
+    result = run_judging(
+        answered,
+        cases,
+        config,
+        store,
+        caller=caller,
+        ahead=ahead.outcomes if ahead is not None else None,
+        known=ahead.direct_key if ahead is not None else None,
+    )
     if config.mode == "pairwise":
         comparisons = [c.comparison() for c in result.comparisons]
         return Judged(
@@ -123,6 +132,7 @@ def judge_trials(
         )
     return Judged(
         scores=result.score_rows,
+        score_lines=result.score_lines,
         exit_code=result.exit_code,
         stopped=result.stopped,
         failures=result.failures,

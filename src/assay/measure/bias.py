@@ -134,7 +134,16 @@ def score_value(row: ScoreRow, metric: str | None) -> float | None:
         for k, v in extra.items()
         if k not in FIXED_FIELDS and isinstance(v, int | float) and not isinstance(v, bool)
     ]
-    return float(np.mean(values)) if values else None
+    if not values:
+        return None
+    if len(values) < 8:
+        # numpy's mean of under 8 values adds them in order from 0.0 (its pairwise sum
+        # starts there) and divides: the same float, without an array per row.
+        total = 0.0
+        for value in values:
+            total += value
+        return total / len(values)
+    return float(np.mean(values))
 
 
 def length_score(

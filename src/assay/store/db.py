@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.core.jsonl import json_line
 from assay.store.schema import check_version, migrate
 
 DEFAULT_STORE = Path(".assay/assay.db")
@@ -71,8 +72,8 @@ def damaged_store(
     return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
 
 
-# The JSON text records are stored as (UTF-8 kept): one encoder, not one per `json.dumps`.
-record_json = json.JSONEncoder(ensure_ascii=False).encode
+# The JSON text records are stored as: the JSONL lines' (UTF-8 kept).
+record_json = json_line
 
 _SECOND: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
 

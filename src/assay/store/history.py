@@ -42,8 +42,10 @@ def save_score_rows(
     rows: Sequence[ScoreRow],
     trial_lengths: dict[TrialKey, int] | None = None,
     metric: str | None = None,
+    lines: Sequence[str] | None = None,
 ) -> int:
-    """Record score rows of one run for monitoring; lengths default to the store's trials.
+    """Record score rows of one run for monitoring; lengths default to the store's trials;
+    `lines` are the rows' JSON (`model_dump_json`) when the caller made them already.
 
     A row already recorded for the same run, source, prompt hash and trial is replaced in
     place (it keeps its position), so recording a run again never counts it twice.
@@ -55,7 +57,8 @@ def save_score_rows(
     # recorded are updated, the others inserted in order (a run recorded for the first time,
     # as after each judged run, has only the second, as plain inserts).
     recorded: dict[tuple[str, str, str, str, int, str], tuple[object, ...]] = {}
-    for row in rows:
+    texts = lines if lines is not None else [row.model_dump_json() for row in rows]
+    for row, text in zip(rows, texts, strict=True):
         key = (
             run_id,
             row.source or "unknown",
@@ -67,7 +70,7 @@ def save_score_rows(
         recorded[key] = (
             score_value(row, metric),
             lengths.get((row.case_id, row.trial, row.condition)),
-            row.model_dump_json(),
+            text,
             created,
         )
     fresh = (

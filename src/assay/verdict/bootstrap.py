@@ -49,7 +49,7 @@ def _resampled_means(values: FloatArray, resamples: int, rng: np.random.Generato
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
         picks = rng.integers(0, n, size=(size, n))
-        out[start : start + size] = values[picks].mean(axis=1)
+        out[start : start + size] = np.take(values, picks).mean(axis=1)  # = values[picks]
     return out
 
 

@@ -89,12 +89,16 @@ class Evaluation:
 
 def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -> list[ScoredTrial]:
     """Score rows as gate rows; with a rubric, metrics off its scale are an input error."""
+    checked: list[dict[str, float]] = []
     if rubric is not None:
-        problems = [
-            f"ERROR: judge score {s.case_id}#{s.trial} {s.condition}: {problem}"
-            for s in scores
-            for problem in metric_errors(dict(s.model_extra or {}), rubric, require=False)[1]
-        ]
+        problems: list[str] = []
+        for s in scores:
+            metrics, found = metric_errors(dict(s.model_extra or {}), rubric, require=False)
+            checked.append(metrics)  # without a problem, every extra field: as below
+            problems.extend(
+                f"ERROR: judge score {s.case_id}#{s.trial} {s.condition}: {problem}"
+                for problem in found
+            )
         if problems:
             raise InputError(problems[:50])
     return [
@@ -102,7 +106,9 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             case_id=s.case_id,
             trial=s.trial,
             condition=s.condition,
-            metrics={
+            metrics=checked[index]
+            if checked
+            else {
                 k: float(v)
                 for k, v in (s.model_extra or {}).items()
                 if isinstance(v, int | float) and not isinstance(v, bool)
@@ -115,7 +121,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             judge_prompt_sha256=s.judge_prompt_sha256,
             judge_model=s.judge_model,
         )
-        for s in scores
+        for index, s in enumerate(scores)
     ]
 
 

@@ -64,6 +64,8 @@ def threshold_misses(
     rows: Iterable[ScoredTrial] = (),
 ) -> list[tuple[str, str, str, str]]:
     """(case, source, metric, message) for every case whose mean misses a threshold."""
+    if not thresholds:
+        return []  # nothing to miss: skip the per-case means (a report asks for them too)
     misses = []
     for case, metrics in sorted(case_metric_means(results, condition, rows).items()):
         for metric, bound in thresholds.items():

@@ -23,6 +23,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from assay.core.jsonl import json_line, model_line
 from assay.core.records import Case, Trial
 from assay.core.rubric import resolve_criteria
 from assay.engine.budget import Budget
@@ -37,16 +38,9 @@ from assay.scorers.judge.config import (
     fingerprint,
     validate_config,
 )
+from assay.scorers.judge.items import JudgeItem, direct_item, pair_item
 from assay.scorers.judge.pairwise import PairJudge
-from assay.scorers.judge.run import (
-    JudgeItem,
-    Outcome,
-    direct_item,
-    judge_item,
-    judge_scorer,
-    pair_item,
-    template_sha256_of,
-)
+from assay.scorers.judge.run import Outcome, judge_item, judge_scorer, template_sha256_of
 from assay.store import Store
 
 
@@ -89,6 +83,11 @@ class JudgeFollower:
         self.cap = cap_usd
         self.outcomes: dict[str, Outcome] = {}
         """Items judged (or failed) so far, by key: `run_judging(ahead=...)`."""
+        self.trials: dict[str, tuple[Trial, str]] = {}
+        """Every trial recorded, by the JSON text the store holds for it: the Trial that text
+        validates to and its trials.jsonl line, made while the run waits on the network
+        (the evaluation after the run takes them instead of making them all then)."""
+        self._keys: dict[int, tuple[Trial, str]] = {}  # id(trial) -> (trial, direct key)
         self._seen: dict[str, dict[tuple[str, int], Trial]] = {}
         self._started: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -112,7 +111,10 @@ class JudgeFollower:
 
     def recorded(self, record: dict[str, Any]) -> None:
         """A trial was recorded: start whatever judging it completes."""
-        trial = Trial.model_validate(record)
+        text = json_line(record)  # as the store holds it (`Store.queue_trial`)
+        trial = Trial.model_validate_json(text)  # as the evaluation reads it back
+        line = model_line(trial)
+        self.trials[text] = (trial, text if line == text else line)
         case = self.cases.get(trial.case_id)
         if case is None:
             return
@@ -158,7 +160,17 @@ class JudgeFollower:
         for trial in answered:
             self._start(direct_item(0, trial, case, self.config_key), scorer)
 
+    def direct_key(self, trial: Trial, config_key: str) -> str | None:
+        """The direct item key made for this very Trial (one of `trials`) while the run went
+        on, when `config_key` is the configuration it was made under; else None."""
+        found = self._keys.get(id(trial))
+        if found is None or found[0] is not trial or config_key != self.config_key:
+            return None
+        return found[1]
+
     def _start(self, item: JudgeItem, scorer: JudgeScorer | Cascade) -> None:
+        if not item.b:  # direct
+            self._keys[id(item.trials[0])] = (item.trials[0], item.key)
         if item.key in self._started:
             return
         self._started.add(item.key)

@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
+from pydantic import ValidationError
+
+from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.records import Case, ScoreRow, Trial
 from assay.core.rubric import resolve_criteria
 from assay.engine.batching import WORKERS as BATCH_WORKERS
@@ -41,6 +43,7 @@ from assay.scorers.judge.config import (
     validate_config,
 )
 from assay.scorers.judge.direct import DirectJudge
+from assay.scorers.judge.items import JudgeItem, KnownKey, plan_items
 from assay.scorers.judge.pairwise import PairJudge, PairScore
 from assay.scorers.judge.panel import panel_alpha
 from assay.store import Store
@@ -54,29 +57,19 @@ Progress = Callable[[bool], None]
 
 
 @dataclass(slots=True)
-class JudgeItem:
-    """One thing to judge: a trial (direct) or a pair of trials (pairwise)."""
-
-    seq: int
-    key: str
-    case: Case
-    trials: tuple[Trial, ...]
-    a: str
-    b: str
-
-
-@dataclass(slots=True)
 class JudgeResult:
     """What a judging run did; `exit_code` is 3 when any item is not judged.
 
     `scores` (direct mode) and `comparisons` (pairwise) are the judged items in input
-    order; `rows` is what is written, as JSON data, and `score_rows` the validated rows of
-    `scores` (as `finish` made them once). `by_expectations` counts the pairs the case's
-    expectations decided without a call (counted in `judged` too).
+    order; `rows` is what is written, as JSON data, `score_rows` the validated rows of
+    `scores` (as `finish` made them once) and `score_lines` their JSON lines (as written).
+    `by_expectations` counts the pairs the case's expectations decided without a call
+    (counted in `judged` too).
     """
 
     scores: list[Score] = field(default_factory=list)
     score_rows: list[ScoreRow] = field(default_factory=list)
+    score_lines: list[str] = field(default_factory=list)
     comparisons: list[PairScore] = field(default_factory=list)
     total: int = 0
     judged: int = 0
@@ -115,82 +108,6 @@ class JudgeResult:
         return self.full_calls_avoided - self.screen_calls
 
 
-def plan_items(
-    trials: Sequence[Trial], cases: dict[str, Case], config: JudgeConfig, config_key: str
-) -> tuple[list[JudgeItem], int, int]:
-    """The items to judge in input order; (items, errored trials skipped, unpaired trials).
-
-    `config_key` is the configuration's fingerprint: an item's key is its response(s) and it.
-    """
-    unknown = sorted({t.case_id for t in trials} - set(cases))
-    if unknown:
-        shown = ", ".join(unknown[:10])
-        raise InputError(f"ERROR: --trials: case id(s) not in --cases: {shown}")
-    answered = [t for t in trials if t.error is None]
-    errored = len(trials) - len(answered)
-    items: list[JudgeItem] = []
-    if config.mode == "direct":
-        for trial in answered:
-            items.append(direct_item(len(items), trial, cases[trial.case_id], config_key))
-        return items, errored, 0
-    if config.a == config.b:
-        raise InputError("ERROR: --a and --b must name two different conditions")
-    by_key = {(t.case_id, t.trial, t.condition): t for t in answered}
-    conditions = {t.condition for t in trials}
-    for name in (config.a, config.b):
-        if name not in conditions:
-            raise InputError(
-                f"ERROR: --trials: no trials of condition {name!r}"
-                f" (found: {', '.join(sorted(conditions)) or 'none'})"
-            )
-    unpaired = 0
-    for trial in answered:
-        if trial.condition == config.b:
-            if (trial.case_id, trial.trial, config.a) not in by_key:
-                unpaired += 1
-            continue
-        if trial.condition != config.a:
-            continue
-        other = by_key.get((trial.case_id, trial.trial, config.b))
-        if other is None:
-            unpaired += 1
-            continue
-        items.append(pair_item(len(items), trial, other, cases[trial.case_id], config_key))
-    return items, errored, unpaired
-
-
-def direct_item(seq: int, trial: Trial, case: Case, config_key: str) -> JudgeItem:
-    """A direct item: one answered trial; its key is the response and the configuration."""
-    key = sha256_json(
-        [
-            "direct",
-            trial.case_id,
-            trial.trial,
-            trial.condition,
-            sha256_text(trial.response),
-            config_key,
-        ]
-    )
-    return JudgeItem(seq, key, case, (trial,), trial.condition, "")
-
-
-def pair_item(seq: int, a: Trial, b: Trial, case: Case, config_key: str) -> JudgeItem:
-    """A pairwise item: the same case and trial number of conditions a and b."""
-    key = sha256_json(
-        [
-            "pairwise",
-            a.case_id,
-            a.trial,
-            a.condition,
-            b.condition,
-            sha256_text(a.response),
-            sha256_text(b.response),
-            config_key,
-        ]
-    )
-    return JudgeItem(seq, key, case, (a, b), a.condition, b.condition)
-
-
 def judge_scorer(setup: JudgeSetup, median_words: dict[str, float]) -> JudgeScorer | Cascade:
     """The scorer a configuration describes: direct or pairwise judge, behind a screen."""
     config = setup.config
@@ -214,6 +131,7 @@ class Judging:
         progress: Progress | None,
         caller: Caller | None,
         ahead: Mapping[str, Outcome] | None = None,
+        known: KnownKey | None = None,
     ) -> None:
         validate_config(config)
         criteria, scale = resolve_criteria(config.rubric, config.scale, concision=config.concision)
@@ -228,13 +146,15 @@ class Judging:
             {c.id: c for c in cases},
             config,
             fingerprint(config, criteria, scale, self.models),
+            known,
         )
         result.total = len(self.items)
         self.setup = JudgeSetup(config, self.models, criteria, scale)
         result.criteria = list(self.setup.names)
         by_case: dict[str, list[int]] = {}
-        for item in self.items:
-            by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
+        if config.length_normalised:  # the only use of the cases' median lengths
+            for item in self.items:
+                by_case.setdefault(item.case.id, []).append(words(item.trials[0].response))
         median_words = {k: float(statistics.median(v)) for k, v in by_case.items()}
         self.scorer = judge_scorer(self.setup, median_words)
         self.prompt_sha256 = template_sha256_of(self.scorer)
@@ -248,6 +168,8 @@ class Judging:
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Progress = progress or (lambda ok: None)
         self.records: dict[str, Score | PairScore] = {}
+        self.lines: dict[str, str] = {}
+        """The JSON lines of the direct items judged in this invocation (`Outcome.line`)."""
         # What was judged while the run went on is settled as such: no need to read it back.
         done = judged_records(store, [i.key for i in self.items if not (ahead and i.key in ahead)])
         self.pending: list[JudgeItem] = []
@@ -323,6 +245,8 @@ class Judging:
             self.tick(False)
             return
         self.records[item.key] = outcome.scored
+        if outcome.line is not None:
+            self.lines[item.key] = outcome.line
         result.judged += 1
         self.tick(True)
 
@@ -334,7 +258,8 @@ class Judging:
         result.cache_hits = self.caller.cache_hits - hits
         result.spent_usd = self.caller.budget.spent - spent
         result.not_run = result.total - result.judged - result.resumed - result.failed
-        done = [self.records[i.key] for i in self.items if i.key in self.records]
+        items = [i for i in self.items if i.key in self.records]
+        done = [self.records[i.key] for i in items]
         result.comparisons = [d for d in done if isinstance(d, PairScore)]
         result.scores = [d for d in done if isinstance(d, Score)]
         rows = result.rows
@@ -350,18 +275,30 @@ class Judging:
                 rows, config.judges, config.mode == "pairwise", self.setup.names
             )
         if config.mode == "direct":
-            result.score_rows = [ScoreRow.model_validate(row) for row in rows]  # Score.to_row
-            judged = [i.trials[0] for i in self.items if i.key in self.records]
-            record_history(self.store, judged, result.score_rows)
+            for item, row in zip(items, rows, strict=True):
+                validated = ScoreRow.model_validate(row)  # Score.to_row
+                result.score_rows.append(validated)
+                line = self.lines.get(item.key)  # made as it was judged, or here
+                result.score_lines.append(line if line is not None else validated.model_dump_json())
+            judged = [i.trials[0] for i in items]
+            record_history(self.store, judged, result.score_rows, result.score_lines)
         return result
 
 
 @dataclass(slots=True)
 class Outcome:
-    """An item judged in this invocation: its score, or (None) why its judging failed."""
+    """An item judged in this invocation: its score, or (None) why its judging failed.
+
+    A direct Score also comes with its validated row's JSON line (scores.jsonl, the history
+    record), made as the item was judged: pipelined with a run (`assay.scorers.judge.follow`)
+    that is while the run waits on the network, not all at once after it. Only the text is
+    kept (the validated row is made again after the run: holding thousands of them through
+    the run made its collector passes longer). None when the row does not validate (`finish`
+    then validates it and reports the error as always)."""
 
     scored: Score | PairScore | None
     failure: str | None = None
+    line: str | None = None
 
 
 async def judge_item(
@@ -386,7 +323,13 @@ async def judge_item(
         trial = item.trials[0].trial
         queue_review(store, item.case.id, trial, item.a, item.b, row["review"], source)
     save_item(store, config, prompt_sha256, item, "ok", row, None, scored.replies)
-    return Outcome(scored)
+    if isinstance(scored, PairScore):
+        return Outcome(scored)
+    try:
+        line = ScoreRow.model_validate(row).model_dump_json()  # Score.to_row's, as written
+    except ValidationError:
+        return Outcome(scored)
+    return Outcome(scored, None, line)
 
 
 def save_item(
@@ -430,12 +373,14 @@ def run_judging(
     progress: Progress | None = None,
     caller: Caller | None = None,
     ahead: Mapping[str, Outcome] | None = None,
+    known: KnownKey | None = None,
 ) -> JudgeResult:
     """Judge every answered trial (or pair); return the judged rows in input order and a
     summary. With `caller` (the run's), judge calls share its cache, budget and limits.
     `ahead` holds the items judged in this invocation while the run went on
-    (`assay.scorers.judge.follow`), by key: counted as judged here, not asked again."""
-    judging = Judging(trials, cases, config, store, progress, caller, ahead)
+    (`assay.scorers.judge.follow`), by key: counted as judged here, not asked again; `known`
+    their direct items' keys, by trial (`JudgeFollower.direct_key`)."""
+    judging = Judging(trials, cases, config, store, progress, caller, ahead, known)
     try:
         asyncio.run(judging.run())
     except KeyboardInterrupt:  # Ctrl+C: what was judged is stored; report it and exit 3
@@ -457,9 +402,14 @@ async def run_judging_async(
     return judging.finish()
 
 
-def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[ScoreRow]) -> None:
+def record_history(
+    store: Store,
+    trials: Sequence[Trial],
+    scores: Sequence[ScoreRow],
+    lines: Sequence[str] | None = None,
+) -> None:
     """Record direct Scores' rows (`Score.to_row`, one per trial) in the store's
-    `judge_scores` table for `assay history`.
+    `judge_scores` table for `assay history`; `lines`: the rows' JSON, when made already.
 
     Each row goes under its trial's `run_id`; trials without one (a file written by another
     tool) go under `trials-<hash of the judged trials>`, stable across re-runs, and
@@ -469,19 +419,24 @@ def record_history(store: Store, trials: Sequence[Trial], scores: Sequence[Score
 
     if not scores:
         return
-    fallback = (
-        "trials-"
-        + sha256_json(
-            sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
-        )[:12]
-    )
-    by_run: dict[str, list[ScoreRow]] = {}
+    fallback = ""
+    if any(t.run_id is None for t in trials):  # hashing every response costs; only then
+        fallback = (
+            "trials-"
+            + sha256_json(
+                sorted([t.case_id, t.trial, t.condition, sha256_text(t.response)] for t in trials)
+            )[:12]
+        )
+    by_run: dict[str, tuple[list[ScoreRow], list[str]]] = {}
     lengths: dict[tuple[str, int, str], int] = {}
-    for trial, score in zip(trials, scores, strict=True):
-        by_run.setdefault(trial.run_id or fallback, []).append(score)
+    texts = lines if lines is not None else [s.model_dump_json() for s in scores]
+    for trial, score, text in zip(trials, scores, texts, strict=True):
+        run_rows, run_lines = by_run.setdefault(trial.run_id or fallback, ([], []))
+        run_rows.append(score)
+        run_lines.append(text)
         lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
-    for run_id, run_rows in by_run.items():
-        save_score_rows(store, run_id, run_rows, lengths)
+    for run_id, (run_rows, run_lines) in by_run.items():
+        save_score_rows(store, run_id, run_rows, lengths, lines=run_lines)
 
 
 def _label(item: JudgeItem) -> str:
