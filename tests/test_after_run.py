@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from assay.api import running
+from assay.api import running, warming
 from assay.core.records import ScoreRow
 from assay.core.suite import Suite
 from assay.scorers.judge import run as judge_run
@@ -29,7 +29,7 @@ def test_the_first_finished_trial_starts_importing_the_evaluation(
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "warm_probe", raising=False)
     seen: list[bool] = []
-    tick = running._warming(seen.append, ["warm_probe_missing", "warm_probe"])
+    tick = warming.warming(seen.append, ["warm_probe_missing", "warm_probe"])
     assert tick is not None
     assert "warm_probe" not in sys.modules  # nothing before the first trial
     tick(True)
@@ -40,7 +40,7 @@ def test_the_first_finished_trial_starts_importing_the_evaluation(
         thread.join(timeout=30)
     # A module that fails to import stops the warming quietly: the evaluation reports it.
     assert "warm_probe" not in sys.modules
-    tick = running._warming(None, ["warm_probe"])
+    tick = warming.warming(None, ["warm_probe"])
     assert tick is not None
     tick(True)
     for thread in [t for t in threading.enumerate() if t.name == "assay-warm"]:
@@ -50,7 +50,7 @@ def test_the_first_finished_trial_starts_importing_the_evaluation(
 
 def test_only_a_run_that_is_evaluated_warms_what_its_evaluation_needs() -> None:
     request = running.run_request(cases=[], model="mock")
-    assert running._warming(None, ()) is None
+    assert warming.warming(None, ()) is None
     nothing = Suite.model_validate({"name": "s"})
     assert running._evaluation_modules(nothing, None, request) == ()
     scored = Suite.model_validate(
@@ -392,8 +392,8 @@ def test_history_hashes_the_responses_only_for_trials_without_a_run(
 
 def test_the_warmed_modules_cover_what_the_bootstrap_imports_on_first_use() -> None:
     code = (
-        "import sys\nfrom assay.api import running\n"
-        "for name in running.EVALUATION_MODULES: __import__(name)\n"
+        "import sys\nfrom assay.api import warming\n"
+        "for name in warming.EVALUATION_MODULES: __import__(name)\n"
         "from assay.verdict.bootstrap import paired_bootstrap\n"
         "before = set(sys.modules)\n"
         "paired_bootstrap([[0.1], [0.4], [0.2], [0.9]], resamples=50)\n"

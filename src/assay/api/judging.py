@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +11,9 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import check_output, write_jsonl
 from assay.core.records import Case, Trial
+from assay.engine.runner import Progress
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.store import DEFAULT_STORE, Store
-
-Progress = Callable[[bool], None]
 
 
 def judge(

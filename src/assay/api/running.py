@@ -8,21 +8,20 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import check_output, model_line, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
-from assay.engine.runner import DeferredFollower
+from assay.engine.runner import DeferredFollower, Progress
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -36,8 +35,6 @@ if TYPE_CHECKING:
     from assay.api.results import Result
     from assay.scorers.judge.follow import JudgeFollower
     from assay.verdict.checks import JudgeStatus
-
-Progress = Callable[[bool], None]
 
 
 @dataclass(slots=True)
@@ -296,7 +293,7 @@ def execute_run(
         follower = None
         if suite is not None:
             follower = _follower(suite, judge, request, handle)
-            progress = _warming(progress, _evaluation_modules(suite, judge, request))
+            progress = warming(progress, _evaluation_modules(suite, judge, request))
         result = execute(request, handle, progress, warn, follower)
     finally:
         handle.close()
@@ -432,60 +429,12 @@ def _follower(
     return DeferredFollower(build)
 
 
-EVALUATION_MODULES = (
-    "assay.api.suites",
-    "assay.reports.build",
-    "assay.reports.render",
-    "numpy.random",  # numpy loads it on first use: the bootstrap's generator
-    "numpy.ma",  # and this one in the bootstrap's first np.quantile (np.unique asks np.ma)
-)
-"""What the evaluation after a suite's run imports (numpy, the verdict, the report models)."""
-
-
 def _evaluation_modules(
     suite: Suite, judge: JudgeStatus | None, request: RunRequest
 ) -> tuple[str, ...]:
     """The modules the evaluation after this run will import (none: it evaluates nothing)."""
     evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
-    if note is not None:
-        return ()
-    modules: tuple[str, ...] = EVALUATION_MODULES
-    if evaluated.judge.judges:
-        modules += ("assay.store.history",)  # the judges' scores are recorded for history
-    if {"md", "html"} & set(evaluated.report.formats):
-        modules += ("jinja2",)  # the Markdown and HTML reports' templates
-    return modules
-
-
-def _warming(progress: Progress | None, modules: Sequence[str]) -> Progress | None:
-    """`progress`, which on the run's first finished trial starts importing `modules` on a
-    daemon thread: the evaluation after the run then finds them loaded instead of importing
-    them (a quarter of a second, numpy among them) once the last reply is in, while the run
-    mostly waits on the network. Harmless when it fails or the run ends first: importing is
-    thread-safe, and the evaluation imports whatever is not loaded yet."""
-    if not modules:
-        return progress
-    started = False
-
-    def tick(ok: bool) -> None:
-        nonlocal started
-        if not started:
-            started = True
-            threading.Thread(
-                target=_import_all, args=(modules,), name="assay-warm", daemon=True
-            ).start()
-        if progress is not None:
-            progress(ok)
-
-    return tick
-
-
-def _import_all(modules: Sequence[str]) -> None:
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:  # the evaluation imports it again, and reports what fails
-            return
+    return () if note is not None else evaluation_modules(evaluated)
 
 
 def _evaluate_run(

@@ -12,7 +12,7 @@ tier `rule`) are left out of the figures.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,13 @@ from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, pair_item_id
 from assay.core.records import Case, Comparison, Label, Trial
 from assay.engine.plan import sha256_json
+from assay.engine.runner import Progress
 from assay.measure.judgebench import bench_figures
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.scorers.judge.labels import pairwise_labels
 from assay.store import DEFAULT_STORE, Store
 
 EXIT_GATE = 1
-Progress = Callable[[bool], None]
 REQUIREMENT = "Follows the instruction and answers it helpfully, accurately and honestly."
 
 

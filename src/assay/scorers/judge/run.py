@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from assay.engine.batching import BatchCollector
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
+from assay.engine.runner import Progress
 from assay.engine.session import check_metered
 from assay.scorers.base import Score, ScoreContext
 from assay.scorers.judge.ask import JudgeFailure, JudgeSetup, words
@@ -52,8 +53,6 @@ from assay.store.judgments import (
     queue_review,
     save_judgment,
 )
-
-Progress = Callable[[bool], None]
 
 
 @dataclass(slots=True)
