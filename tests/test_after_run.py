@@ -101,20 +101,45 @@ def test_a_json_report_imports_neither_templates_nor_xml() -> None:
     assert "jinja2" not in loaded and "xml.etree.ElementTree" not in loaded
 
 
+def _piped(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mock_server: Any,
+    *,
+    cases: int,
+    trials: int,
+    top: str = "",
+    conditions: bool = False,
+    tail: str = "",
+) -> Path:
+    """A suite whose judge follows its run on the mock server: `cases` cases of `trials`
+    trials each, under two conditions or the suite's model alone."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(judge_reply="schema")
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(cases)])
+    suite = tmp_path / "suite.toml"
+    both = '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+    suite.write_text(
+        f'name = "piped"\ncases = "cases.jsonl"\ntrials = {trials}\nmodel = "openai:sut-model"\n'
+        f'{top}[run]\nbase_url = "{server.url}"\nprice = "1,1"\n{both if conditions else ""}'
+        f'[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n{tail}',
+        encoding="utf-8",
+    )
+    return suite
+
+
 def test_what_the_judges_judged_while_the_run_went_on_is_not_read_back(
     tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    server = mock_server(judge_reply="schema")
-    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(4)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        'name = "piped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\noutput = "out"\n'
-        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
-        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
-        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n'
-        '[scoring]\nscorers = ["contains"]\n',
-        encoding="utf-8",
+    suite = _piped(
+        tmp_path,
+        monkeypatch,
+        mock_server,
+        cases=4,
+        trials=1,
+        top='output = "out"\n',
+        conditions=True,
+        tail='[scoring]\nscorers = ["contains"]\n',
     )
     asked: list[list[str]] = []
     read_back = judge_run.judged_records
@@ -144,17 +169,7 @@ def test_each_judged_row_is_made_once_as_its_judgment_lands(
 ) -> None:
     """A pipelined judgment's Score row is validated and serialised when it lands, while the
     run waits on the network; scores.jsonl and the history record share that one JSON."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    server = mock_server(judge_reply="schema")
-    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(4)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        'name = "piped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
-        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
-        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
-        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
-        encoding="utf-8",
-    )
+    suite = _piped(tmp_path, monkeypatch, mock_server, cases=4, trials=1, conditions=True)
     dumped: list[str] = []
     dump = ScoreRow.model_dump_json
 
@@ -190,16 +205,7 @@ def test_the_trials_the_judges_followed_are_not_read_again_after_the_run(
     make its trials.jsonl line as it is recorded; the evaluation after the run takes both."""
     from assay.core.records import Trial
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    server = mock_server(judge_reply="schema")
-    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
-        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
-        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
-        encoding="utf-8",
-    )
+    suite = _piped(tmp_path, monkeypatch, mock_server, cases=3, trials=2)
     made_after: list[str] = []
     made = running.model_line
 
@@ -222,16 +228,7 @@ def test_the_trials_the_judges_followed_are_not_read_again_after_the_run(
 def test_the_keys_the_judges_made_while_the_run_went_on_are_not_hashed_again(
     tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    server = mock_server(judge_reply="schema")
-    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"p{i}") for i in range(3)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        'name = "piped"\ncases = "cases.jsonl"\ntrials = 2\nmodel = "openai:sut-model"\n'
-        f'[run]\nbase_url = "{server.url}"\nprice = "1,1"\n'
-        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n',
-        encoding="utf-8",
-    )
+    suite = _piped(tmp_path, monkeypatch, mock_server, cases=3, trials=2)
     from assay.scorers.judge import items as judge_items
 
     hashed: list[str] = []
