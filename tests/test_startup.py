@@ -17,10 +17,17 @@ import pytest
 HEAVY = ["numpy", "scipy", "matplotlib", "jinja2", "starlette"]
 
 
+def python_c(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run CODE in a fresh interpreter (it must succeed); its output as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+
+
 def imported_after(code: str) -> set[str]:
     """The top-level packages in sys.modules after running CODE in a fresh interpreter."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = python_c(probe)
     return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
 
 
@@ -35,7 +42,7 @@ def test_help_imports_no_command_module() -> None:
         "print([m for m in sys.modules if m.startswith('assay.cli.') and m not in"
         " ('assay.cli.app', 'assay.cli.output')])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = python_c(code)
     assert "Commands:" in done.stdout
     assert done.stdout.splitlines()[-1] == "[]"
 
@@ -83,7 +90,7 @@ def test_schema_of_one_record_builds_only_that_model() -> None:
         "print([m for m in ('assay.api.outputs', 'assay.reports.model', 'assay.verdict.checks')"
         " if m in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = python_c(code)
     assert '"title": "Case"' in done.stdout
     assert done.stdout.splitlines()[-1] == "[]"
 
@@ -177,7 +184,7 @@ def test_ssl_contexts_made_outside_the_aiohttp_import_are_plain() -> None:
         "print(type(context) is ssl.SSLContext, 'set_default_verify_paths' in"
         " vars(ssl.SSLContext))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = python_c(code)
     assert done.stdout.split() == ["True", "False"]
 
 
@@ -191,7 +198,7 @@ def test_records_build_their_validators_when_first_used() -> None:
         "print([n for n in ('Case', 'Trial', 'ScoreRow', 'Comparison', 'Label')"
         " if getattr(records, n).__pydantic_complete__])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = python_c(code)
     assert done.stdout.splitlines()[-1] == "['Case']"
 
 
@@ -210,9 +217,7 @@ def test_only_the_importing_threads_contexts_are_deferred(tmp_path: Path) -> Non
         " mine.cert_store_stats()['x509_ca'])"
     )
     env = {**os.environ, "SSL_CERT_FILE": str(TLS / "ca.pem"), "SSL_CERT_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
+    done = python_c(code, env)
     assert done.stdout.split() == ["[0,", "1]", "DeferredCAContext", "SSLContext", "1"]
 
 
@@ -226,16 +231,11 @@ def test_the_command_line_raises_the_collectors_threshold_and_the_api_does_not()
         "from assay.cli import main\n"
         "main()\n"
     )
-    done = subprocess.run([sys.executable, "-c", cli], capture_output=True, text=True, check=True)
+    done = python_c(cli)
     assert "THRESHOLD (20000, 20, 10)" in done.stderr
     api = "import gc, assay.api, assay.api.running\nprint(gc.get_threshold())"
-    done = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, check=True)
-    default = subprocess.run(
-        [sys.executable, "-c", "import gc; print(gc.get_threshold())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = python_c(api)
+    default = python_c("import gc; print(gc.get_threshold())")
     assert done.stdout == default.stdout
 
 
@@ -248,5 +248,5 @@ def test_a_run_without_a_suite_reaches_its_first_call_without_the_verdict() -> N
         "print([m for m in sys.modules if m.startswith(('assay.verdict', 'assay.scorers',"
         " 'assay.core.rubric'))])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = python_c(code)
     assert done.stdout.splitlines()[-1] == "[]"
