@@ -184,6 +184,19 @@ class GateSection(SuiteModel):
     Pairwise comparisons go to the report and do not gate, so it does not apply to them."""
     calibration_dimensions: list[str] | None = None
     """Dimensions a judge's calibration must PASS (default: every one it was calibrated on)."""
+    max_errored: int | float = Field(default=0, ge=0)
+    """Gaps in the evidence the gate tolerates: a case × condition × trial that errored, was
+    not run or was not scored by a gating scorer. An integer counts cases, a float below 1 is
+    a share of the expected cases. A gap beyond it makes the verdict INCOMPLETE (exit 3); an
+    allowed gap is still listed; a high-risk or safety case (an `escalate` or `refuse`
+    expectation, a safety tag) is never allowed."""
+
+    @field_validator("max_errored")
+    @classmethod
+    def _count_or_share(cls, value: int | float) -> int | float:
+        if isinstance(value, float) and not value < 1:
+            raise ValueError("a share must be below 1 (or give a whole number of cases)")
+        return value
 
     @field_validator("guard", "risk_margins")
     @classmethod
@@ -202,6 +215,16 @@ class ReportSection(SuiteModel):
     worst: int = Field(default=10, ge=0)
     drilldown: int = Field(default=20, ge=0)
     title: str | None = None
+
+
+class SourceSection(SuiteModel):
+    """[source]: the harness an imported run came from and whether that run finished there
+    (written by `assay import`). `complete = false` makes the verdict INCOMPLETE (exit 3),
+    with `reasons` (`logs/a.eval: status cancelled: 27 of 33 samples`)."""
+
+    tool: str = Field(min_length=1)
+    complete: bool = True
+    reasons: list[str] = Field(default_factory=list)
 
 
 class Suite(SuiteModel):
@@ -224,6 +247,7 @@ class Suite(SuiteModel):
     gate: GateSection = Field(default_factory=GateSection)
     judge: JudgeSection = Field(default_factory=JudgeSection)
     report: ReportSection = Field(default_factory=ReportSection)
+    source: SourceSection | None = None
     root: Path = Field(default=Path("."), exclude=True)
     _file: Path | None = PrivateAttr(default=None)
 
