@@ -121,10 +121,10 @@ def test_max_errored_tolerates_a_low_risk_gap_and_still_lists_it(cli: Any, tmp_p
     cases = golden_set(tmp_path)
     suite = pinned_suite(tmp_path, cases, fail=["g04"], extra="[gate]\nmax_errored = 1\n")
     result = cli("run", suite, "--store", tmp_path / "s.db")
-    # the run itself is incomplete (a trial errored: rerun to retry it) ...
-    assert result.code == 3, result.stderr
+    # the verdict is the one the evidence gives, with the gap listed, and so is the exit code
+    assert result.code == 0, result.stderr
+    assert "::warning" not in result.stdout  # only on GitHub Actions
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    # ... but the verdict is the one the evidence gives, with the gap listed
     assert report["verdict"] == "PASS", report["reasons"]
     assert report["coverage"]["allowed"] == 1 and report["coverage"]["complete"]
     (gap,) = report["coverage"]["gaps"]
