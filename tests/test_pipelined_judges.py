@@ -97,7 +97,10 @@ def test_judges_of_the_runs_own_model_share_its_slots_as_the_run_goes(
     log = server.requests()
     sut = [r["arrived"] for r in log if not r["schema"]]
     judged = [r["arrived"] for r in log if r["schema"]]
-    assert len(sut) == CASES * 2 * 2 and len(judged) == len(sut)
+    # Each distinct judge request once: two trials with the same reply make the same judge
+    # call, which the second waits for (engine/claims.py) instead of making it again.
+    assert len(sut) == CASES * 2 * 2
+    assert len(judged) == len({r["body"] for r in log if r["schema"]}) >= len(sut) // 2
     assert sum(1 for t in judged if t < max(sut)) >= len(judged) // 4
 
 
@@ -144,7 +147,8 @@ def test_the_judge_budget_caps_pipelined_judges_and_the_rest_after_the_run(
     from assay.store import Store
     from assay.store.spend import spent_so_far
 
-    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"b{i}") for i in range(8)])
+    # 16 cases: the two conditions answer alike, so each case's two items make one judge call
+    write_jsonl(tmp_path / "cases.jsonl", [make_case(f"b{i}") for i in range(16)])
     suite = tmp_path / "suite.toml"
     suite.write_text(
         'name = "capped"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "mock:answer,latency=0.01"\n'
@@ -154,11 +158,11 @@ def test_the_judge_budget_caps_pipelined_judges_and_the_rest_after_the_run(
         encoding="utf-8",
     )
     done = running.run(suite, store=tmp_path / "s.db")
-    assert done.run.answered == done.run.total == 16
+    assert done.run.answered == done.run.total == 32
     assert done.exit_code == 3, done.notes
     assert done.evaluation is not None and done.evaluation.judged is not None
     assert done.evaluation.judged.stopped == "budget"
-    assert 0 < len(done.evaluation.judged.scores) < 16
+    assert 0 < len(done.evaluation.judged.scores) < 32
     handle = Store(tmp_path / "s.db")
     try:
         spent = spent_so_far(handle, done.run.run_id)

@@ -90,6 +90,7 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "judge_benchmarks",
         "batches",
         "batch_requests",
+        "call_claims",
     }
 
 

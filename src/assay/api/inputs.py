@@ -8,9 +8,14 @@ from pathlib import Path
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors, load_records, repeats
 from assay.core.records import Trial
-from assay.store import Store, damaged_store
+from assay.store import Store, damaged_store, store_fault
 
-__all__ = ["damaged_store", "load_trials", "trial_key"]  # damaged_store: for the command line
+__all__ = [
+    "damaged_store",
+    "load_trials",
+    "store_fault",
+    "trial_key",
+]  # for the command line: the store errors
 
 Source = str | Path
 

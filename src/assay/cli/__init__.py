@@ -66,13 +66,13 @@ def main() -> None:
         sys.exit(getattr(exc, "exit_code", 2))
     except AssayError as exc:
         fail(exc)
-    except sqlite3.DatabaseError as exc:  # a damaged page met after the store opened
-        from assay.api.inputs import damaged_store
+    except sqlite3.DatabaseError as exc:  # a damaged, unwritable or full store, after it opened
+        from assay.api.inputs import store_fault
 
-        damaged = damaged_store(exc)
-        if damaged is None:
+        fault = store_fault(exc)
+        if fault is None:
             raise
-        fail(damaged)
+        fail(fault)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write(INTERRUPTED)
         sys.exit(EXIT_INCOMPLETE)

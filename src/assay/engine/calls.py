@@ -12,6 +12,7 @@ from assay.core.memo import ByObject
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
+from assay.engine.claims import claims_for
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import canonical_json, sha256_text
@@ -229,13 +230,31 @@ class Caller:
         return limiter
 
     async def call(self, model: Model, request: Request, *, use_cache: bool = True) -> Response:
-        """Answer from the cache, or reserve budget and call the model with retries."""
+        """Answer from the cache, or claim the call (`engine/claims.py`: a call another
+        process or task is making is waited for and answered from its reply), reserve budget
+        and call the model with retries."""
         key = cache_key(model.identity(), request)
-        if use_cache:
-            hit = self.store.cached(key)
-            if hit is not None:
-                self.cache_hits += 1
-                return without_secrets(Response(**hit), self.secrets)
+        if not use_cache:
+            return (await self._paid(model, request, key, False))[0]
+        hit = self.store.cached(key)
+        if hit is None:
+            claims = claims_for(self.store)
+            hit = await claims.claim(key)
+            if hit is None:  # this task holds the call's claim
+                recorded: dict[str, Any] | None = None
+                try:
+                    response, recorded = await self._paid(model, request, key, True)
+                finally:
+                    claims.release(key, recorded)
+                return response
+        self.cache_hits += 1
+        return without_secrets(Response(**hit), self.secrets)
+
+    async def _paid(
+        self, model: Model, request: Request, key: str, use_cache: bool
+    ) -> tuple[Response, dict[str, Any]]:
+        """Reserve budget and call the model with retries; the response and its recorded
+        form (cached when `use_cache`)."""
         await self._ready(model)
         reserved = await self._reserve(model, request)
         tally = _Tally(reserved if self.budget.limit is not None else None)
@@ -264,7 +283,7 @@ class Caller:
         if use_cache:
             self.store.queue_cache(key, recorded)
         self._remember_form(model)
-        return response
+        return response, recorded
 
     async def _answer(self, model: Model, request: Request, tally: _Tally, key: str) -> Response:
         """A direct call with retries, or (`--batch`, a model with a batch API) the answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -300,8 +301,8 @@ class Engine:
                     return None, None
                 error = "budget exhausted before the trial's last turn"
                 break
-            except ServerMismatch:
-                raise  # a wrong URL or model name: the run stops with this one error
+            except (ServerMismatch, sqlite3.Error):
+                raise  # a wrong URL or model name, or the store failed: the run stops
             except ModelError as exc:
                 error, detail = str(exc), exc.detail or None
                 break

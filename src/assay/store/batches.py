@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assay.store.db import Store, now_iso
+from assay.store.transactions import immediate
 
 
 def batch_holding(store: Store, endpoint: str, custom_id: str) -> str | None:
@@ -24,22 +25,17 @@ def batch_holding(store: Store, endpoint: str, custom_id: str) -> str | None:
 def save_batch(store: Store, endpoint: str, batch_id: str, custom_ids: Sequence[str]) -> None:
     """Record a submitted batch and its requests, committed now."""
     now = now_iso()
-    store.db.execute("BEGIN IMMEDIATE")
-    try:
-        store.db.execute(
+    with immediate(store.db) as db:
+        db.execute(
             "INSERT OR REPLACE INTO batches (batch_id, endpoint, status, created_at, updated_at)"
             " VALUES (?, ?, 'submitted', ?, ?)",
             (batch_id, endpoint, now, now),
         )
-        store.db.executemany(
+        db.executemany(
             "INSERT OR REPLACE INTO batch_requests (endpoint, custom_id, batch_id)"
             " VALUES (?, ?, ?)",
             [(endpoint, custom_id, batch_id) for custom_id in custom_ids],
         )
-        store.db.execute("COMMIT")
-    except BaseException:
-        store.db.execute("ROLLBACK")
-        raise
 
 
 def batch_status(store: Store, endpoint: str, batch_id: str) -> str | None:

@@ -13,14 +13,17 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from assay.core.errors import InputError
+from assay.core.errors import AssayError, Incomplete, InputError
 from assay.core.jsonl import json_line
 from assay.store.schema import check_version, migrate
+from assay.store.transactions import Connection, immediate, store_of
+
+T = TypeVar("T")
 
 DEFAULT_STORE = Path(".assay/assay.db")
 
@@ -70,6 +73,38 @@ def damaged_store(
             "made again).",
         ]
     return InputError(lines) if lines else InputError(f"ERROR: a store is damaged ({exc})")
+
+
+# What SQLite says when the file, its folder or its -wal/-shm files are not writable.
+_UNWRITABLE = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN})
+
+
+def store_fault(exc: sqlite3.DatabaseError) -> AssayError | None:
+    """The error to report for a store that failed under a command: damaged (exit 2,
+    `damaged_store`), not writable by this user (exit 2), or on a full disk (exit 3: free space
+    and run the same command again to resume); None for any other SQLite failure.
+
+    The store is the one the error was raised on (`store_of`), else the one this process
+    opened when it opened one."""
+    damaged = damaged_store(exc, store_of(exc))
+    if damaged is not None:
+        return damaged
+    path = store_of(exc) or (next(iter(_OPENED)) if len(_OPENED) == 1 else None)
+    where = f"{path}" if path is not None else "the store"
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    if code in _UNWRITABLE:
+        return InputError(
+            f"ERROR: {where}: cannot write to the store ({exc}): this user cannot write the file"
+            " or its folder (which holds its -wal and -shm files). Give --store a file this user"
+            " can write, or run as its owner; nothing was sent before the first write failed."
+        )
+    if code == sqlite3.SQLITE_FULL:
+        return Incomplete(
+            f"ERROR: {where}: the disk is full ({exc}). What the store holds is kept; the"
+            " results not yet written to it are not. Free space, then run the same command"
+            " again to resume."
+        )
+    return None
 
 
 # The JSON text records are stored as: the JSONL lines' (UTF-8 kept).
@@ -144,7 +179,10 @@ class Store:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, factory=Connection
+            )
+            self.db.path = path
         except (sqlite3.DatabaseError, OSError) as exc:
             raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
         try:
@@ -171,16 +209,21 @@ class Store:
 
     def flush(self) -> None:
         """Commit queued writes in one transaction."""
-        if not self._pending:
-            return
+        if self._pending:
+            self.write(_nothing)
+
+    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Commit the queued writes and `work`'s (given the connection) in one transaction;
+        what `work` returns. If the commit fails (a full disk), the queued writes stay queued
+        for the next one, so nothing queued is dropped while the process lives."""
         pending, self._pending = self._pending, []
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            for sql, rows in _runs(pending):
-                self.db.executemany(sql, rows)
-            self.db.execute("COMMIT")
+            with immediate(self.db) as db:
+                for sql, rows in _runs(pending):
+                    db.executemany(sql, rows)
+                return work(db)
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._pending[:0] = pending
             raise
 
     def commit_soon(self) -> None:
@@ -272,5 +315,11 @@ class Store:
         return [(r, c, json.loads(cfg)) for r, c, cfg in rows]
 
     def close(self) -> None:
-        self.flush()
-        self.db.close()
+        try:
+            self.flush()
+        finally:
+            self.db.close()
+
+
+def _nothing(db: sqlite3.Connection) -> None:
+    """No work beyond the queued writes (`Store.flush`)."""

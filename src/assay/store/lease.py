@@ -18,6 +18,7 @@ from pathlib import Path
 
 from assay.core.errors import InputError
 from assay.store.db import Store, now_iso
+from assay.store.transactions import immediate
 
 HEARTBEAT_S = 5.0  # how often the holder renews its lease
 STALE_S = 60.0  # a lease not renewed for this long is taken over
@@ -34,7 +35,7 @@ def this_process() -> str:
     return _PROCESS[pid]
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether a process of this host is running (a zombie is not)."""
     try:
         os.kill(pid, 0)
@@ -47,19 +48,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def holder_gone(host: str, pid: int, heartbeat: float, now: float) -> bool:
+    """Whether the holder of a lease or a call claim (store/claims.py) is gone: a dead process
+    of this host, or no heartbeat for `STALE_S` from anywhere."""
+    return (host == socket.gethostname() and not alive(pid)) or now - heartbeat >= STALE_S
+
+
 def take_lease(store: Store, run_id: str) -> None:
     """Hold the run's lease, or raise InputError naming the process that holds it."""
     holder, host, pid, now = this_process(), socket.gethostname(), os.getpid(), time.time()
-    store.db.execute("BEGIN IMMEDIATE")
-    try:
-        row = store.db.execute(
+    with immediate(store.db) as db:
+        row = db.execute(
             "SELECT holder, host, pid, heartbeat FROM run_leases WHERE run_id = ?", (run_id,)
         ).fetchone()
         if row is not None and row[0] != holder:
             other, other_host, other_pid, beat = str(row[0]), str(row[1]), int(row[2]), row[3]
-            age = now - float(beat)
-            gone = other_host == host and not _alive(other_pid)
-            if not gone and age < STALE_S:
+            if not holder_gone(other_host, other_pid, float(beat), now):
+                age = now - float(beat)
                 raise InputError(
                     f"ERROR: run {run_id} is being run by another process (pid {other_pid} on "
                     f"{other_host}, last heartbeat {max(age, 0):.0f}s ago; holder {other}) "
@@ -67,15 +72,11 @@ def take_lease(store: Store, run_id: str) -> None:
                     "wait for it to finish, or stop it, then run the same command again (a "
                     f"lease without a heartbeat for {STALE_S:.0f}s is taken over)."
                 )
-        store.db.execute(
+        db.execute(
             "INSERT OR REPLACE INTO run_leases (run_id, holder, host, pid, heartbeat, taken_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (run_id, holder, host, pid, now, now_iso()),
         )
-        store.db.execute("COMMIT")
-    except BaseException:
-        store.db.execute("ROLLBACK")
-        raise
 
 
 def renew_lease(store: Store, run_id: str) -> bool:

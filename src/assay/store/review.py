@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from assay.store.db import Store, now_iso
+from assay.store.transactions import immediate
 
 Mode = Literal["scores", "pairwise"]
 MODES: tuple[Mode, ...] = ("scores", "pairwise")
@@ -81,14 +82,8 @@ class ReviewStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self.connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self.connect() as db, immediate(db):
+            yield db
 
     # -- presentation order ----------------------------------------------------------------
     def assign_order(self, dataset: str, keys: Iterable[ItemKey]) -> dict[ItemKey, str]:

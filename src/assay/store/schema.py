@@ -23,6 +23,8 @@ Tables (the modules of store/ that read and write them):
 - `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 - `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
   call cache keys of their requests.
+- `call_claims` (claims.py): the calls in flight by cache key, with the process making each
+  and its heartbeat, so overlapping processes never make the same call twice.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from assay.core.errors import InputError
+from assay.store.transactions import immediate
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -232,12 +235,29 @@ def _add_batches(db: sqlite3.Connection) -> None:
     )
 
 
+def _add_call_claims(db: sqlite3.Connection) -> None:
+    """5 → 6: `call_claims`, each call in flight by its cache key with the process making it
+    (holder, host, pid) and that process's heartbeat: another process that needs the same call
+    waits for its reply instead of paying for it again (store/claims.py)."""
+    db.execute(
+        """CREATE TABLE call_claims (
+    key TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    heartbeat REAL NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX call_claims_by_holder ON call_claims (holder)")
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
     _add_judge_benchmarks,
     _leases_and_reservations,
     _add_batches,
+    _add_call_claims,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -272,13 +292,8 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
     """
     if check_version(db, path) == SCHEMA_VERSION:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         version = check_version(db, path)  # another process may have migrated it meanwhile
         for step in MIGRATIONS[version:]:
             step(db)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise

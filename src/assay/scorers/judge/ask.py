@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -93,8 +94,8 @@ async def ask_json(
     for attempt in range(2):
         try:
             response = await caller.call(model, request)
-        except ServerMismatch:
-            raise  # a wrong URL or judge name: the command stops with this one error
+        except (ServerMismatch, sqlite3.Error):
+            raise  # a wrong URL or judge name, or the store failed: the command stops
         except ModelError as exc:
             detail = scrub(exc.detail) if exc.detail else ""
             raise JudgeFailure(f"{model.spec}: {scrub(str(exc))}", [*raw, detail]) from None
