@@ -230,23 +230,21 @@ class Caller:
         return limiter
 
     async def call(self, model: Model, request: Request, *, use_cache: bool = True) -> Response:
-        """Answer from the cache, or claim the call (`engine/claims.py`: a call another
-        process or task is making is waited for and answered from its reply), reserve budget
-        and call the model with retries."""
+        """Answer from the cache, or claim the call (`engine/claims.py`, batched with the
+        calls asked for at the same time: a call another process or task is making is waited
+        for and answered from its reply), reserve budget and call the model with retries."""
         key = cache_key(model.identity(), request)
         if not use_cache:
             return (await self._paid(model, request, key, False))[0]
-        hit = self.store.cached(key)
-        if hit is None:
-            claims = claims_for(self.store)
-            hit = await claims.claim(key)
-            if hit is None:  # this task holds the call's claim
-                recorded: dict[str, Any] | None = None
-                try:
-                    response, recorded = await self._paid(model, request, key, True)
-                finally:
-                    claims.release(key, recorded)
-                return response
+        claims = claims_for(self.store)
+        hit = await claims.claim(key)
+        if hit is None:  # this task holds the call's claim
+            recorded: dict[str, Any] | None = None
+            try:
+                response, recorded = await self._paid(model, request, key, True)
+            finally:
+                claims.release(key, recorded)
+            return response
         self.cache_hits += 1
         return without_secrets(Response(**hit), self.secrets)
 
@@ -384,7 +382,9 @@ class Caller:
     def forget(self, model: Model, request: Request) -> None:
         """Drop the cached reply to `request`: its caller found it unusable (e.g. a judge's
         broken JSON), so a later run must ask the model again rather than replay it."""
-        self.store.queue_uncache(cache_key(model.identity(), request))
+        key = cache_key(model.identity(), request)
+        claims_for(self.store).forget(key)
+        self.store.queue_uncache(key)
 
     async def _with_retries(self, model: Model, request: Request, tally: _Tally) -> Response:
         """The first attempt runs bare (the common case costs no retry machinery); after a

@@ -2,12 +2,14 @@
 the store before sending it (store/claims.py), and a call another process (or another task of
 this one) is making is waited for, then answered from its reply.
 
-Claims are batched: the calls that miss the cache in one turn of the event loop are claimed
-in one transaction, with the store's queued writes. A call another process holds is looked
-for again every `POLL_S` (all such calls in one transaction) until its reply is cached or its
-claim is released (its call failed: this process makes it) or taken over (its holder is gone).
-While this process holds claims, their heartbeat is renewed every `HEARTBEAT_S`; a release
-lands in the store with the reply it cached, within `COMMIT_S` when no run commits on a clock.
+Lookups and claims are batched: the calls asked for in one turn of the event loop are looked
+up in the cache with one query, and those it does not answer are claimed in one small
+transaction. A call another process holds is looked for again every `POLL_S` (all such calls
+at once) until its reply is cached, or its claim is released without one (its call failed:
+this process makes it) or taken over (its holder is gone). While this process holds claims,
+their heartbeat is renewed every `HEARTBEAT_S`; a release lands in the store with the reply it
+cached, at the run's next commit or within `COMMIT_S`, and until then this process answers
+the same call from that reply.
 """
 
 from __future__ import annotations
@@ -37,8 +39,12 @@ class Claims:
         self.store = store
         self.loop = loop
         self.held = 0  # claims this process holds in the store
-        # Per key in this process: settled with the reply (None: none) when its call ends.
-        self._local: dict[str, asyncio.Future[Reply | None]] = {}
+        # The keys in flight in this process, each with the future its other askers wait on
+        # (made when the first comes): settled with the reply (None: none) when the call ends.
+        self._local: dict[str, asyncio.Future[Reply | None] | None] = {}
+        # Replies of calls this process made whose cache rows are still queued (the store
+        # would not find them yet): kept until the store has no write queued.
+        self._released: dict[str, Reply] = {}
         # Keys to claim at the next batch, and keys another process holds; each future is
         # settled with the cached reply's JSON text, or None once this process holds the key.
         self._asked: dict[str, asyncio.Future[str | None]] = {}
@@ -51,11 +57,19 @@ class Claims:
     async def claim(self, key: str) -> Reply | None:
         """The reply to the call of `key` another process or task made (a copy), or None:
         this task now holds the call's claim, makes the call and then `release`s it."""
-        while (own := self._local.get(key)) is not None:  # in flight in this process
+        while key in self._local:  # in flight in this process
+            own = self._local[key]
+            if own is None:
+                own = self._local[key] = self.loop.create_future()
             theirs = await asyncio.shield(own)
             if theirs is not None:
                 return copy.deepcopy(theirs)
-        self._local[key] = self.loop.create_future()
+        if self._released:
+            if not self.store.pending():  # committed: the store answers from here on
+                self._released.clear()
+            elif key in self._released:
+                return copy.deepcopy(self._released[key])
+        self._local[key] = None
         asked = self._ask(key)
         try:
             text = await asked
@@ -77,9 +91,15 @@ class Claims:
         waiting for it take the reply (or, without one, the next makes the call)."""
         queue_release(self.store, key)
         self.held -= 1
+        if reply is not None:
+            self._released[key] = reply
         self._settle(key, reply)
         if not self.store.periodic and self._commit is None:
             self._commit = self.loop.call_later(COMMIT_S, self._commit_now)
+
+    def forget(self, key: str) -> None:
+        """Its caller found the reply to `key` unusable: not answered from it again."""
+        self._released.pop(key, None)
 
     def _settle(self, key: str, reply: Reply | None) -> None:
         local = self._local.pop(key, None)

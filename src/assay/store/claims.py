@@ -2,11 +2,11 @@
 is sent, so another process that needs the same call waits for its reply instead of paying
 for it again.
 
-Claims are taken in batches, in one transaction with the store's queued writes
-(`Store.write`): within it, a key whose reply is cached is answered from the cache, a key
-another live process has claimed is left to it, and every other key is claimed by this
-process. A claim is released (`queue_release`) with the cached reply it produced, in the same
-commit; one whose holder is gone (a dead process of this host, or no heartbeat for
+Claims are taken in batches, each in one small transaction of its own (the store's queued
+writes keep their own, larger commits: a claim's commit then writes only this table's pages):
+within it, a key whose reply is cached is answered from the cache, a key another live process
+has claimed is left to it, and every other key is claimed by this process. A claim is released
+(`queue_release`) with the cached reply it produced, in the same commit; one whose holder is gone (a dead process of this host, or no heartbeat for
 `STALE_S`: `holder_gone`, as for run leases) is taken over, so a killed process never blocks
 anyone. The holder renews the heartbeat of all its claims at once (`renew_claims`).
 """
@@ -19,10 +19,12 @@ import sqlite3
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from assay.store.db import Store
 from assay.store.judgments import CHUNK
 from assay.store.lease import holder_gone, this_process
+from assay.store.transactions import immediate
 
 
 @dataclass(slots=True)
@@ -36,42 +38,49 @@ class Claimed:
 
 
 def claim_calls(store: Store, keys: Collection[str]) -> Claimed:
-    """Claim the calls of `keys` for this process, in one transaction with the store's queued
-    writes (see the module's docstring)."""
-    holder, host, pid = this_process(), socket.gethostname(), os.getpid()
+    """Claim the calls of `keys` for this process (see the module's docstring). The cache is
+    read first, outside any transaction (a run whose replies are cached writes nothing); the
+    keys it does not answer are claimed in one transaction, which reads the cache for them
+    again (another process may have just written it)."""
+    found = Claimed()
+    _read(store.db, "SELECT key, response FROM call_cache WHERE key IN ({})", keys, found.cached)
+    missing = [key for key in keys if key not in found.cached]
+    if missing:
+        with immediate(store.db) as db:
+            _claim(db, missing, found)
+    return found
 
-    def work(db: sqlite3.Connection) -> Claimed:
-        now = time.time()
-        found = Claimed()
-        held: dict[str, tuple[str, str, int, float]] = {}
-        ordered = list(keys)
-        for start in range(0, len(ordered), CHUNK):
-            chunk = ordered[start : start + CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.cached.update(
-                db.execute(f"SELECT key, response FROM call_cache WHERE key IN ({marks})", chunk)
-            )
-            for key, *claim in db.execute(
-                f"SELECT key, holder, host, pid, heartbeat FROM call_claims WHERE key IN ({marks})",
-                chunk,
-            ):
-                held[key] = (str(claim[0]), str(claim[1]), int(claim[2]), float(claim[3]))
-        for key in ordered:
-            if key in found.cached:
-                continue
-            claim = held.get(key)
-            if claim is None or claim[0] == holder or holder_gone(*claim[1:], now):
-                found.mine.append(key)
-            else:
-                found.theirs.append(key)
-        db.executemany(
-            "INSERT OR REPLACE INTO call_claims (key, holder, host, pid, heartbeat)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [(key, holder, host, pid, now) for key in found.mine],
-        )
-        return found
 
-    return store.write(work)
+def _read(db: sqlite3.Connection, sql: str, keys: Collection[str], into: dict[str, Any]) -> None:
+    """Rows of `sql` (its first column a key in `keys`, marked `{}`) into `into` by key, the
+    keys bound `CHUNK` at a time."""
+    ordered = list(keys)
+    for start in range(0, len(ordered), CHUNK):
+        chunk = ordered[start : start + CHUNK]
+        for key, *rest in db.execute(sql.format(",".join("?" * len(chunk))), chunk):
+            into[key] = rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def _claim(db: sqlite3.Connection, keys: list[str], found: Claimed) -> None:
+    """Within the transaction: answer from the cache, leave to a live holder, or claim."""
+    holder, host, pid, now = this_process(), socket.gethostname(), os.getpid(), time.time()
+    _read(db, "SELECT key, response FROM call_cache WHERE key IN ({})", keys, found.cached)
+    held: dict[str, tuple[str, str, int, float]] = {}
+    _read(db, "SELECT key, holder, host, pid, heartbeat FROM call_claims WHERE key IN ({})",
+          keys, held)  # fmt: skip
+    for key in keys:
+        if key in found.cached:
+            continue
+        claim = held.get(key)
+        if claim is None or claim[0] == holder or holder_gone(claim[1], claim[2], claim[3], now):
+            found.mine.append(key)
+        else:
+            found.theirs.append(key)
+    db.executemany(
+        "INSERT OR REPLACE INTO call_claims (key, holder, host, pid, heartbeat)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(key, holder, host, pid, now) for key in found.mine],
+    )
 
 
 def queue_release(store: Store, key: str) -> None:

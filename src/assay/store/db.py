@@ -286,10 +286,6 @@ class Store:
         """Drop a cached reply at the next flush (its caller found it unusable)."""
         self.queue("DELETE FROM call_cache WHERE key = ?", (key,))
 
-    def cached(self, key: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT response FROM call_cache WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
     def trial_records(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The run's trials in plan order, each exactly once."""
         for record in self.trial_texts(run_id):
