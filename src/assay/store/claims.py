@@ -37,17 +37,33 @@ class Claimed:
     theirs: list[str] = field(default_factory=list)
 
 
+_CACHED = "SELECT key, response FROM call_cache WHERE key IN ({})"
+_CLAIMS = "SELECT key, holder, host, pid, heartbeat FROM call_claims WHERE key IN ({})"
+
+
 def claim_calls(store: Store, keys: Collection[str]) -> Claimed:
-    """Claim the calls of `keys` for this process (see the module's docstring). The cache is
-    read first, outside any transaction (a run whose replies are cached writes nothing); the
-    keys it does not answer are claimed in one transaction, which reads the cache for them
-    again (another process may have just written it)."""
+    """Claim the calls of `keys` for this process (see the module's docstring).
+
+    The cache and the claims are read first, outside any transaction: a run whose replies are
+    cached, or a process waiting for calls others hold, writes nothing. The keys left free are
+    claimed in one transaction, which reads the cache and the claims for them again (another
+    process may have just cached or claimed them)."""
     found = Claimed()
-    _read(store.db, "SELECT key, response FROM call_cache WHERE key IN ({})", keys, found.cached)
+    _read(store.db, _CACHED, keys, found.cached)
     missing = [key for key in keys if key not in found.cached]
     if missing:
-        with immediate(store.db) as db:
-            _claim(db, missing, found)
+        free = _sort(store.db, missing, found.theirs)
+        if free:
+            with immediate(store.db) as db:
+                _read(db, _CACHED, free, found.cached)
+                free = _sort(db, [key for key in free if key not in found.cached], found.theirs)
+                claim = (this_process(), socket.gethostname(), os.getpid(), time.time())
+                db.executemany(
+                    "INSERT OR REPLACE INTO call_claims (key, holder, host, pid, heartbeat)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [(key, *claim) for key in free],
+                )
+                found.mine = free
     return found
 
 
@@ -61,26 +77,20 @@ def _read(db: sqlite3.Connection, sql: str, keys: Collection[str], into: dict[st
             into[key] = rest[0] if len(rest) == 1 else tuple(rest)
 
 
-def _claim(db: sqlite3.Connection, keys: list[str], found: Claimed) -> None:
-    """Within the transaction: answer from the cache, leave to a live holder, or claim."""
-    holder, host, pid, now = this_process(), socket.gethostname(), os.getpid(), time.time()
-    _read(db, "SELECT key, response FROM call_cache WHERE key IN ({})", keys, found.cached)
+def _sort(db: sqlite3.Connection, keys: list[str], theirs: list[str]) -> list[str]:
+    """The keys this process may claim (no claim, its own, or a gone holder's); those a live
+    other process holds go to `theirs`."""
+    me, now = this_process(), time.time()
     held: dict[str, tuple[str, str, int, float]] = {}
-    _read(db, "SELECT key, holder, host, pid, heartbeat FROM call_claims WHERE key IN ({})",
-          keys, held)  # fmt: skip
+    _read(db, _CLAIMS, keys, held)
+    free = []
     for key in keys:
-        if key in found.cached:
-            continue
         claim = held.get(key)
-        if claim is None or claim[0] == holder or holder_gone(claim[1], claim[2], claim[3], now):
-            found.mine.append(key)
+        if claim is None or claim[0] == me or holder_gone(claim[1], claim[2], claim[3], now):
+            free.append(key)
         else:
-            found.theirs.append(key)
-    db.executemany(
-        "INSERT OR REPLACE INTO call_claims (key, holder, host, pid, heartbeat)"
-        " VALUES (?, ?, ?, ?, ?)",
-        [(key, holder, host, pid, now) for key in found.mine],
-    )
+            theirs.append(key)
+    return free
 
 
 def queue_release(store: Store, key: str) -> None:
