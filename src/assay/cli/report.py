@@ -101,5 +101,8 @@ def report(
         out(line)
     for line in published.warnings:
         err(line)
-    out(result.evaluation.analysis.gate.headline)
+    gate = result.evaluation.analysis.gate
+    out(gate.headline)
+    for reason in gate.reasons:
+        out(f"  - {reason}")
     raise typer.Exit(result.exit_code)
