@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,16 @@ def test_judge_bench_outputs_under_proc_are_refused_before_judging(
                  "--store", tmp_path / "s.db", flag, path)  # fmt: skip
     refused(result, flag, path)
     assert not (tmp_path / "s.db").exists()  # nothing was judged
+
+
+def test_an_output_that_is_a_pipe_is_refused_not_replaced(cli: Any, tmp_path: Path) -> None:
+    """The atomic writer replaces the file: a pipe (or /dev/null) would become a plain file."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    result = cli(*run_args(tmp_path, "--output", pipe))
+    refused(result, "--output", pipe, "not a regular file")
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert not (tmp_path / "s.db").exists()
 
 
 # --- an output that is an input: refused, the input kept -----------------------------------------

@@ -91,6 +91,12 @@ def prove_writable(output: Output) -> None:
     try:
         if path.is_dir() and not output.folder:
             raise InputError(f"{where}: is a folder; give a file name")
+        if not output.folder and path.exists() and not path.is_file():
+            # The atomic writer replaces the file: a device (/dev/null) or a pipe would be
+            # replaced by a regular file, not written to.
+            raise InputError(
+                f"{where}: is not a regular file (a device or a pipe); give a file name"
+            )
         if output.folder and path.exists() and not path.is_dir():
             raise InputError(f"{where}: is a file; give a folder")
         folder = path if output.folder else path.parent
