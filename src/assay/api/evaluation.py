@@ -19,10 +19,11 @@ from assay.api.results import Result
 from assay.api.running import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, load_records
+from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.writable import Output, check_outputs
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
@@ -73,7 +74,7 @@ def evaluate(
     store_path = Path(store)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
-        check_output(out_path, "--out", folder=True)
+        _check_out(out_path, loaded, store_path, trials, scores, comparisons, cases, labels)
     if loaded is not None and trials is None and scores is None and run is None:
         if corpus is not None:
             loaded = with_corpus(loaded, corpus)
@@ -122,6 +123,24 @@ def evaluate(
     if out_path is not None:
         result.write_reports(out_path)
     return result
+
+
+def _check_out(out: Path, suite: Suite | None, store: Path, *given: object) -> None:
+    """Refuse, before any work, a report folder that cannot be written or whose reports
+    would overwrite an input (`assay.core.writable`); `given`: trials, scores, comparisons,
+    cases and labels as passed (files or objects)."""
+    from assay.reports.files import REPORT_FILES
+
+    names = ("trials", "scores", "comparisons", "cases", "labels")
+    inputs: list[tuple[str, Path | None]] = [
+        (f"the {name} (--{name})", Path(value) if isinstance(value, str | Path) else None)
+        for name, value in zip(names, given, strict=True)
+    ]
+    inputs.append(("the store (--store)", store))
+    if suite is not None:
+        inputs.extend(suite.inputs())
+    files = tuple(REPORT_FILES.values())
+    check_outputs([Output("--out", out, folder=True, files=files)], inputs)
 
 
 def _judge(

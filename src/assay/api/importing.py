@@ -18,8 +18,9 @@ from pydantic import BaseModel
 
 from assay.api.outputs import ImportSummary
 from assay.core.errors import InputError
-from assay.core.jsonl import atomic_writer, check_output, write_jsonl
+from assay.core.jsonl import atomic_writer, write_jsonl
 from assay.core.suite import Suite
+from assay.core.writable import Output, check_outputs
 from assay.importers import reader
 from assay.importers.common import Imported, rename, suite_text
 from assay.verdict.rows import BASELINE
@@ -94,7 +95,10 @@ def import_results(
     if twice:
         raise InputError(f"ERROR: {twice[0]}: given twice")
     out = Path(output)
-    check_output(out, "--output", folder=True)
+    check_outputs(
+        [Output("--output", out, folder=True, files=(CASES, TRIALS, SCORES, SUITE))],
+        [("a file being imported", path) for path in paths],
+    )
     imported = reader(tool)(paths)
     result = ImportResult(imported=imported, output=out)
     _choose_baseline(result, baseline)
