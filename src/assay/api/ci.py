@@ -71,6 +71,7 @@ def case_annotations(result: Result, workspace: Path) -> list[str]:
     catalogue = result.evaluation.config.cases
     lines = case_lines(catalogue) if catalogue is not None and catalogue.is_file() else {}
     where = _relative(catalogue, workspace) if catalogue is not None else None
+    allowed = {c.case_id: c.message for c in report.case_checks if c.errored and c.passed}
     out = []
     shown = list(failed.items())[:MAX_CASE_ANNOTATIONS]
     for case_id, problems in shown:
@@ -82,6 +83,11 @@ def case_annotations(result: Result, workspace: Path) -> list[str]:
                 title=f"assay: case {case_id} failed ({report.candidate})",
                 **place,
             )
+        )
+    for case_id, message in list(allowed.items())[:MAX_CASE_ANNOTATIONS]:
+        place = {"file": where, "line": str(lines[case_id])} if case_id in lines else {}
+        out.append(
+            command("warning", message, title=f"assay: case {case_id} has no answer", **place)
         )
     if not report.passed:
         more = len(failed) - len(shown)

@@ -63,12 +63,21 @@ class Result:
         return self.evaluation.comparisons
 
     @property
+    def tolerated(self) -> bool:
+        """Whether the evidence has gaps and `[gate] max_errored` tolerated every one: the
+        verdict then stands for the run, whose errored trials are listed, not retried."""
+        coverage = self.evaluation.coverage
+        return coverage is not None and coverage.complete and coverage.allowed > 0
+
+    @property
     def exit_code(self) -> int:
-        """3 when the suite's run or judging is incomplete; else 0 PASS, 1 FAIL/INCONCLUSIVE."""
-        if self.run is not None and self.run.exit_code:
-            return self.run.exit_code
-        if self.judged is not None and self.judged.exit_code:
-            return self.judged.exit_code
+        """3 when the suite's run or judging is incomplete (unless `max_errored` tolerated
+        every gap) or the verdict is INCOMPLETE; else 0 PASS, 1 FAIL/INCONCLUSIVE."""
+        if not self.tolerated:
+            if self.run is not None and self.run.exit_code:
+                return self.run.exit_code
+            if self.judged is not None and self.judged.exit_code:
+                return self.judged.exit_code
         return self.evaluation.exit_code
 
     def summary(self) -> ScoreSummary:

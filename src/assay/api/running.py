@@ -55,8 +55,9 @@ class RunOutcome:
 
     @property
     def exit_code(self) -> int:
-        """3 when the run (or the judging) is incomplete; else the gate's (0 PASS, 1 not)."""
-        if self.run.exit_code:
+        """3 when the run (or the judging) is incomplete and `max_errored` did not tolerate
+        its gaps; else the gate's (0 PASS, 1 FAIL/INCONCLUSIVE, 3 INCOMPLETE)."""
+        if self.run.exit_code and not (self.evaluation and self.evaluation.tolerated):
             return self.run.exit_code
         if self.incomplete:
             return EXIT_INCOMPLETE

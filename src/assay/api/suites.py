@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.api.results import Judged, Result
+from assay.core.cases import CaseFile
 from assay.core.errors import Incomplete, InputError
 from assay.core.jsonl import atomic_writer, model_line, write_jsonl
 from assay.core.records import Case, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite
+from assay.core.suite import Suite, load_suite_cases
 from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
 from assay.store import Store
@@ -64,7 +65,8 @@ def evaluate_run(
                 trials=trials,
                 scores=rows_from_scores(judged.scores, scale),
                 comparisons=judged.comparisons,
-                cases={c.id: c for c in cases},
+                cases={c.id: c for c in pinned_catalogue(suite, cases)},
+                planned_trials=request.trials,
             ),
             config,
             store=store.path,
@@ -94,6 +96,14 @@ def evaluate_run(
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
     return result
+
+
+def pinned_catalogue(suite: Suite, cases: Sequence[Case]) -> Sequence[Case]:
+    """The cases the gate expects answers for: the run's, or with a pinned golden set
+    (`cases_sha256`) every case of it, also when `--case` ran only some."""
+    if suite.cases_sha256 is None or isinstance(cases, CaseFile):
+        return cases
+    return load_suite_cases(suite)
 
 
 def judge_trials(

@@ -120,7 +120,7 @@ def explain(result: Result, worst: int = 5) -> str:
     report = result.report
     lines = [f"release gate: {report.verdict} for {report.candidate} ({report.mode} gate)"]
     lines += [f"  - {reason}" for reason in report.reasons]
-    failing = [c for c in report.checks if c.status in ("fail", "inconclusive")]
+    failing = [c for c in report.checks if c.status in ("fail", "inconclusive", "incomplete")]
     if failing:
         lines.append("checks:")
     lines += [f"  - {c.status.upper()} {c.name}: {c.reason}" for c in failing]

@@ -67,7 +67,8 @@ def report(
     corpus: Corpus = None,
 ) -> None:
     """Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit XML,
-    and a self-contained HTML page. Exit 0 when the gate passes, 1 otherwise, 2 on bad input.
+    and a self-contained HTML page. Exit 0 when the gate passes, 1 when it fails or is
+    inconclusive, 2 on bad input, 3 when evidence is missing (INCOMPLETE).
 
     With $GITHUB_STEP_SUMMARY set the Markdown report is appended to it; on GitHub Actions
     each failing case is annotated at its line in the case catalogue."""

@@ -90,7 +90,8 @@ def score(
     corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad input."""
+    """Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE, 2 bad
+    input, 3 INCOMPLETE (a case errored, was not run or was not scored)."""
     from assay.api.evaluation import evaluate
 
     result = evaluate(

@@ -26,7 +26,7 @@ from assay.reports.model import (
 )
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
-from assay.verdict.checks import JudgeStatus
+from assay.verdict.checks import Coverage, Gap, JudgeStatus
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -177,6 +177,27 @@ def _case_checks(
     return checks
 
 
+def gap_checks(coverage: Coverage | None) -> list[CaseCheck]:
+    """One `coverage` check per case without a scored answer (errored, not run, not scored):
+    failed unless `[gate] max_errored` tolerated it, errored either way (JUnit `<error>`)."""
+    if coverage is None:
+        return []
+    by_case: dict[str, list[Gap]] = {}
+    for gap in coverage.gaps:
+        by_case.setdefault(gap.case_id, []).append(gap)
+    return [
+        CaseCheck(
+            case_id=case_id,
+            check="coverage",
+            passed=gaps[0].allowed,
+            errored=True,
+            message="; ".join(g.label for g in gaps)
+            + (" (allowed by [gate] max_errored)" if gaps[0].allowed else ""),
+        )
+        for case_id, gaps in by_case.items()
+    ]
+
+
 def _pairwise(comparisons: Sequence[Comparison]) -> list[PairwiseRow]:
     grouped: dict[tuple[str, str], Counter[str]] = {}
     for comparison in comparisons:
@@ -305,6 +326,7 @@ def build_report(
         passed=gate.passed,
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
+        coverage=gate.coverage,
         judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[
@@ -338,7 +360,7 @@ def build_report(
         blockers=blockers(analysis),
         by_risk=_groups(weighted, lambda c: c.risk, cases) if cases else [],
         by_category=_groups(weighted, lambda c: c.category, cases) if cases else [],
-        case_checks=_case_checks(analysis, results, thresholds or {}),
+        case_checks=gap_checks(gate.coverage) + _case_checks(analysis, results, thresholds or {}),
         scorers=[
             ScorerSummary(
                 condition=condition,

@@ -15,7 +15,7 @@ from pydantic import (
     model_serializer,
 )
 
-from assay.verdict.checks import Check, JudgeStatus
+from assay.verdict.checks import Check, Coverage, JudgeStatus, Verdict
 
 REPORT_VERSION = 1
 
@@ -79,12 +79,14 @@ class GroupRow(ReportModel):
 
 
 class CaseCheck(ReportModel):
-    """One case × check outcome (a JUnit testcase)."""
+    """One case × check outcome (a JUnit testcase). `errored`: the case has no scored answer
+    (errored, not run or not scored: the `coverage` check; a JUnit `<error>`)."""
 
     case_id: str
     check: str
     passed: bool
     message: str
+    errored: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class ScorerSummary(ReportModel):
@@ -245,10 +247,15 @@ class Report(ReportModel):
         " was made (a single condition); blockers and thresholds decide the verdict",
     )
     mode: str
-    verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"]
+    verdict: Verdict
     passed: bool
     reasons: list[str]
     cases_needed: int | None
+    coverage: Coverage | None = Field(
+        default=None,
+        description="the evidence expected (cases × gated conditions × trials) and found:"
+        " answered, errored, missing, scored, and the gaps by case",
+    )
     judge: JudgeStatus | None = Field(
         default=None,
         exclude_if=lambda value: value is None,

@@ -17,8 +17,10 @@ from pydantic.dataclasses import dataclass
 
 from assay.core.records import Output
 
-Status = Literal["pass", "fail", "inconclusive", "skipped"]
-Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+Status = Literal["pass", "fail", "inconclusive", "incomplete", "skipped"]
+Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE", "INCOMPLETE"]
+"""INCOMPLETE: evidence the gate should have seen is missing (`verdict.coverage`): exit 3,
+and it wins over FAIL (whose checks are still listed), since nothing is decided on gaps."""
 GateMode = Literal["stats", "seed"]
 
 
@@ -105,11 +107,62 @@ class JudgeStatus(Output):
         ]
 
 
+GapKind = Literal["errored", "missing", "unscored"]
+
+
+class Gap(Output):
+    """One expected case × condition × trial the gate has no (scored) answer for."""
+
+    case_id: str
+    condition: str
+    trial: int
+    kind: GapKind
+    error: str | None = None
+    allowed: bool = False
+    """Tolerated by `[gate] max_errored` (and not a protected case)."""
+    protected: bool = False
+    """A high-risk or safety case: never tolerated."""
+
+    @property
+    def label(self) -> str:
+        what = {"errored": "errored", "missing": "not run", "unscored": "not scored"}[self.kind]
+        detail = f": {self.error}" if self.error else ""
+        return f"{self.case_id} ({self.condition} trial {self.trial}): {what}{detail}"
+
+
+class Coverage(Output):
+    """The evidence the verdict rests on: case × condition × trial keys expected, answered,
+    errored, missing and scored, the gaps (the first 200; `gaps_total` counts them all) and
+    whether the gate may pass on them (`complete`)."""
+
+    conditions: list[str]
+    cases: int = Field(description="cases expected (the catalogue, or the cases seen)")
+    trials: int = Field(description="planned trials per case and condition")
+    expected: int
+    answered: int
+    errored: int
+    missing: int
+    scored: int
+    unscored: int
+    allowed: int = Field(
+        default=0, description="cases whose gaps `[gate] max_errored` tolerates (listed still)"
+    )
+    complete: bool
+    reasons: list[str] = Field(default_factory=list)
+    gaps: list[Gap] = Field(default_factory=list)
+    gaps_total: int = 0
+
+    @property
+    def gap_cases(self) -> list[str]:
+        return list(dict.fromkeys(g.case_id for g in self.gaps))
+
+
 class ReleaseGate(Output):
-    """The verdict for the candidate and the checks behind it: `reasons` says what failed
-    (FAIL) or is undecided (INCONCLUSIVE) and is empty when the gate passes; `notes` says
-    what was skipped. `baseline_compared` is false when the gated condition was gated on its
-    own (no baseline comparison was made: blockers and thresholds only)."""
+    """The verdict for the candidate and the checks behind it: `reasons` says what is
+    missing (INCOMPLETE), failed (FAIL) or is undecided (INCONCLUSIVE) and is empty when the
+    gate passes; `notes` says what was skipped. `baseline_compared` is false when the gated
+    condition was gated on its own (no baseline comparison was made: blockers and thresholds
+    only). `coverage`: the evidence expected and found (`verdict.coverage`)."""
 
     mode: GateMode
     candidate: str
@@ -120,6 +173,7 @@ class ReleaseGate(Output):
     notes: list[str] = Field(default_factory=list)
     cases_needed: int | None
     checks: list[Check]
+    coverage: Coverage | None = None
 
 
 class Interval(Output):

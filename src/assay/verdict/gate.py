@@ -35,7 +35,15 @@ import numpy as np
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
 from assay.store import Store
-from assay.verdict.checks import Check, GateMode, ReleaseGate, Status, Verdict, interval_text
+from assay.verdict.checks import (
+    Check,
+    Coverage,
+    GateMode,
+    ReleaseGate,
+    Status,
+    Verdict,
+    interval_text,
+)
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -59,10 +67,14 @@ class GateResult:
     """Cases paired with baseline (None when there is no baseline)."""
     compared: bool = False
     """Whether the candidate was compared with baseline (False: gated on its own)."""
+    coverage: Coverage | None = None
+    """The evidence expected and found (`verdict.coverage`); None when not measured."""
 
     @property
     def verdict(self) -> Verdict:
         statuses = {c.status for c in self.checks}
+        if "incomplete" in statuses:
+            return "INCOMPLETE"
         if "fail" in statuses:
             return "FAIL"
         if "inconclusive" in statuses or not statuses - {"skipped"}:
@@ -75,11 +87,16 @@ class GateResult:
 
     @property
     def reasons(self) -> list[str]:
-        """What failed (FAIL) or is undecided (INCONCLUSIVE); empty when the gate passes."""
+        """What is missing (INCOMPLETE, then what failed all the same), failed (FAIL) or is
+        undecided (INCONCLUSIVE); empty when the gate passes."""
         if self.verdict == "PASS":
             return []
-        wanted = "fail" if self.verdict == "FAIL" else "inconclusive"
-        picked = [c.reason for c in self.checks if c.status == wanted]
+        wanted = {
+            "INCOMPLETE": ("incomplete", "fail"),
+            "FAIL": ("fail",),
+            "INCONCLUSIVE": ("inconclusive",),
+        }[self.verdict]
+        picked = [c.reason for s in wanted for c in self.checks if c.status == s]
         if self.verdict == "INCONCLUSIVE" and not picked:
             picked = ["nothing to compare: no guarded or weighted metric was scored"]
         return picked
@@ -120,6 +137,7 @@ class GateResult:
             notes=list(self.notes),
             cases_needed=self.cases_needed,
             checks=list(self.checks),
+            coverage=self.coverage,
         )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from assay.core.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
@@ -25,10 +25,12 @@ from assay.models.llamacpp import QUALITY_NOTE
 from assay.scorers import Score, Scorer
 from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, run_scorers
 from assay.store import DEFAULT_STORE, Store
+from assay.verdict import coverage
 from assay.verdict.analysis import Analysis, analyse
-from assay.verdict.checks import Check, Verdict
+from assay.verdict.checks import Check, Coverage, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
+from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
 from assay.verdict.names import check_config_metrics
@@ -50,6 +52,9 @@ class Inputs:
     scores: Sequence[ScoredTrial] = ()
     comparisons: Sequence[Comparison] = ()
     cases: Mapping[str, Case] | None = None
+    planned_trials: int | None = None
+    """Trials each case was meant to have (a run's plan); None: the suite's `trials` when it
+    sets it, else the most any case has (`verdict.coverage`)."""
 
 
 @dataclass(slots=True)
@@ -82,8 +87,16 @@ class Evaluation:
         return {name: dict(p.intervals) for name, p in self.analysis.paired.items()}
 
     @property
+    def coverage(self) -> Coverage | None:
+        """The evidence expected and found (`verdict.coverage`)."""
+        return self.analysis.gate.coverage
+
+    @property
     def exit_code(self) -> int:
-        """0 when the gate passes, 1 when it fails or is inconclusive."""
+        """0 when the gate passes, 1 when it fails or is inconclusive, 3 when evidence is
+        missing (INCOMPLETE)."""
+        if self.verdict == "INCOMPLETE":
+            return EXIT_INCOMPLETE
         return EXIT_OK if self.passed else EXIT_GATE_FAILED
 
 
@@ -211,6 +224,13 @@ def evaluate(
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
     if not rows:
+        failed = [t for t in inputs.trials if t.error is not None]
+        if failed:
+            first = failed[0]
+            raise Incomplete(
+                f"ERROR: nothing to score: all {len(failed)} trial(s) errored (first:"
+                f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
+            )
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
     rubric = Rubric.from_weights(
         choose_weights(config.weights, judged, scorers, rows),
@@ -223,7 +243,10 @@ def evaluate(
         notes.append(f"{errored} errored trial(s) were not scored")
     if any(made_by_embedded_model(t) for t in inputs.trials):
         notes.append(f"answers were {QUALITY_NOTE}")
-    candidate = pick_candidate(config.candidate, sorted({r.condition for r in rows}))
+    conditions = sorted({r.condition for r in rows} | {t.condition for t in inputs.trials})
+    candidate = pick_candidate(config.candidate, conditions)
+    coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
+    gap = coverage_check(coverage)
     calibrations = _calibration_store(config, store)
     try:
         calibration = calibration_checks(config.gate, judged, calibrations)
@@ -237,12 +260,14 @@ def evaluate(
         candidate=candidate,
         cases=cases,
         failures=[
+            *([gap] if gap is not None else []),
             *threshold_checks(results, config.thresholds, candidate, rows),
             *corpus_checks(results, {**scorer_corpus(scorers), **config.corpus}, candidate, rows),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),
         ],
     )
+    analysis.gate.coverage = coverage
     return Evaluation(
         analysis=analysis,
         results=results,
@@ -250,6 +275,48 @@ def evaluate(
         inputs=inputs,
         config=config,
         notes=notes,
+    )
+
+
+def measure_coverage(
+    inputs: Inputs,
+    config: EvalConfig,
+    candidate: str,
+    conditions: Sequence[str],
+    judged: Sequence[ScoredTrial],
+    rows: Sequence[ScoredTrial],
+) -> Coverage:
+    """The evidence the gate should have (every case × the candidate, and baseline when it is
+    compared, × the planned trials) against what it has. Scored means a judge/human row when
+    the judge scores (score rows given, or an enabled direct judge), else any gate row."""
+    gated = (
+        [BASELINE, candidate] if candidate != BASELINE and BASELINE in conditions else [candidate]
+    )
+    suite = config.suite
+    judge_scores = (
+        suite is not None
+        and config.judge is not None
+        and not config.judge.disabled
+        and bool(suite.judge.judges)
+        and suite.judge.mode == "direct"
+    )
+    by_judge = bool(judged) or judge_scores
+    planned = inputs.planned_trials
+    if planned is None and suite is not None and "trials" in suite.model_fields_set:
+        planned = suite.trials
+    return coverage.measure(
+        coverage.Evidence(
+            trials=inputs.trials,
+            scored=coverage.keys(
+                (r.case_id, r.trial, r.condition) for r in (judged if by_judge else rows)
+            ),
+            judged=by_judge,
+        ),
+        gated,
+        cases=inputs.cases,
+        trials=planned,
+        gate=config.gate,
+        source=suite.source if suite is not None else None,
     )
 
 

@@ -92,7 +92,9 @@ def threshold_checks(
     if not misses:
         return [
             Check(
-                name="thresholds", status="pass", reason="every case meets the per-case thresholds"
+                name="thresholds",
+                status="pass",
+                reason="every scored case meets the per-case thresholds",
             )
         ]
     shown = "; ".join(f"{case}: {msg}" for case, _, _, msg in misses[:LIST_LIMIT])
