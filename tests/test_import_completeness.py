@@ -121,6 +121,10 @@ def test_an_errored_log_beside_a_finished_one_gates_incomplete(cli: Any, tmp_pat
     assert ("japan", 1, MOCK_B) not in {(t.case_id, t.trial, t.condition) for t in trials(tmp_path)}
     code, report = gate(cli, tmp_path)
     assert (code, report["verdict"]) == (3, "INCOMPLETE")  # not an input error over pairing
+    # score rows alone cannot tell an errored trial from a lost row: the hint gives the trials
+    done = cli("import", "inspect", COST, error, "--output", tmp_path / "again", "--baseline",
+               "openai/gpt-4o-mini")  # fmt: skip
+    assert "next: assay report" in done.stdout and "assay score" not in done.stdout
     gaps = {(g["case_id"], g["trial"], g["kind"]) for g in report["coverage"]["gaps"]}
     assert gaps == {("japan", 1, "missing"), ("japan", 2, "errored")}
 

@@ -102,8 +102,12 @@ def import_command(
         folder = Path(summary.output)
         suite = folder / "suite.toml"
         candidate_flag = "" if summary.candidate else " --candidate CONDITION"
-        out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")
-        out(
-            f"      assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
+        report = (
+            f"assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
             f" --trials {folder / 'trials.jsonl'} --out {folder / 'report'}{candidate_flag}"
         )
+        if summary.errored:  # only the trials tell an errored trial from a missing row
+            out(f"next: {report}")
+            return
+        out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")
+        out(f"      {report}")
