@@ -92,11 +92,11 @@ def evaluate(
         corpus=corpus,
     )
     config = settings(loaded)
-    judged = _score_rows(scores, config)
+    trial_rows = load_trials(trials, run, store_path)
+    judged = _score_rows(scores, config, trial_rows)
     notes: list[str] = []
     if loaded is not None:
         config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
-    trial_rows = load_trials(trials, run, store_path)
     if not judged and not (config.scorers and trial_rows):
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
@@ -192,10 +192,12 @@ def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
 
 
 def _score_rows(
-    scores: Source | Sequence[ScoreRow] | None, config: EvalConfig
+    scores: Source | Sequence[ScoreRow] | None, config: EvalConfig, trials: Sequence[Trial]
 ) -> list[ScoredTrial]:
     """Judge/human score rows, validated on the rubric and paired with baseline (rows of
-    one condition are gated on their own: there is nothing to pair)."""
+    one condition are gated on their own: there is nothing to pair). With the trial records
+    given, the coverage check pairs them instead: a key without a row (an errored trial,
+    which has none by design, or one never run) is a gap of the verdict, not an input error."""
     if scores is None:
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
@@ -210,7 +212,7 @@ def _score_rows(
     else:
         rows = rows_from_scores(list(scores), rubric)
         where = "scores"
-    if len({r.condition for r in rows}) > 1:
+    if len({r.condition for r in rows}) > 1 and not trials:
         check_pairing(rows, [BASELINE, config.candidate], where)
     return rows
 
