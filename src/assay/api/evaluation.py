@@ -157,7 +157,9 @@ def _judge(
     from assay.scorers.judge.config import suite_judge
     from assay.scorers.runner import build_scorers
 
-    judge = judge_status(suite, carried=carried)
+    # The corpus bounds as given (`--corpus` too), so those the judge alone could meet are
+    # listed as skipped.
+    judge = judge_status(with_corpus(suite, config.corpus), carried=carried)
     if judge is None:
         return config, []
     if not judge.disabled:

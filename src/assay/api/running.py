@@ -286,6 +286,7 @@ def execute_run(
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
+        suite = with_run_base_url(suite, request.options.base_url)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
@@ -383,6 +384,15 @@ def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -
         update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
     )
     return suite.model_copy(update={"scoring": scoring})
+
+
+def with_run_base_url(suite: Suite, base_url: str | None) -> Suite:
+    """The suite with the run's base URL (`--base-url`, else its [run] base_url) as its
+    [run] base_url, which its judges inherit when [judge] names none (`judge_options`): what
+    the judges' key check reads is what they are built with."""
+    if base_url == suite.run.base_url:
+        return suite
+    return suite.model_copy(update={"run": suite.run.model_copy(update={"base_url": base_url})})
 
 
 def _as_evaluated(

@@ -101,8 +101,8 @@ def report(
         out(line)
     for line in published.warnings:
         err(line)
-    gate = result.evaluation.analysis.gate
-    out(gate.headline)
-    for reason in gate.reasons:
+    decided = result.evaluation.analysis.gate
+    out(decided.headline)
+    for reason in decided.reasons:
         out(f"  - {reason}")
     raise typer.Exit(result.exit_code)
