@@ -129,11 +129,16 @@ class WinRates:
     length_controlled: bool = False
 
     @property
-    def unfitted(self) -> list[str]:
-        """With length control, the models without an LC win rate (lengths were missing)."""
+    def unfitted(self) -> dict[str, str]:
+        """With length control, the models without an LC win rate → why (lengths missing,
+        no other model judged on the same cases, every comparison won or lost)."""
         if not self.length_controlled:
-            return []
-        return sorted(n for n, r in self.models.items() if r.length_controlled_win_rate is None)
+            return {}
+        return {
+            name: rate.undefined.get("length_controlled_win_rate", "not fitted")
+            for name, rate in sorted(self.models.items())
+            if rate.length_controlled_win_rate is None
+        }
 
     def as_json(self) -> dict[str, Any]:
         """`assay winrate --json` (`assay schema winrate`)."""
@@ -157,8 +162,10 @@ def winrate(
     """Raw win rate (ties half) with its standard error of every model against `baseline`.
 
     With `length_controlled` also AlpacaEval 2's length-controlled win rate, which needs
-    response lengths (len_a/len_b, or `trials`) on every comparison of a model: a model
-    missing some gets None (listed in `unfitted`)."""
+    response lengths (len_a/len_b, or `trials`) on every comparison of a model, and two or
+    more models compared with the baseline on the same cases (the instructions' difficulty is
+    estimated across models): a model without one gets None, with the reason in `unfitted`
+    and in its `undefined`."""
     from assay.measure.winrate import win_rates
 
     records = _comparisons(comparisons)

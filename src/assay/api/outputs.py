@@ -210,6 +210,10 @@ class ModelWinRate(Output):
     avg_length: int | None
     length_controlled_win_rate: Number
     lc_standard_error: Number
+    undefined: dict[str, str] = Field(
+        default_factory=dict,
+        description="why a figure is null: field name → reason (`all 30 comparisons won`)",
+    )
 
 
 class WinRates(Output):
