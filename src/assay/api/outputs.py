@@ -234,6 +234,9 @@ class Rating(Output):
     ci_high: Number
     games: int
     wins: float
+    undefined: dict[str, str] = Field(
+        default_factory=dict, description="why a figure is null: field name → reason"
+    )
 
 
 class Ranking(Output):
