@@ -144,6 +144,11 @@ class CalibratedDimension(Output):
     kind: Literal["binary", "categorical", "numeric"]
     statistic: Literal["kappa", "weighted_kappa", "lin_ccc"]
     scale: list[float] | None
+    scale_source: Literal["declared", "observed"] | None = Field(
+        default=None,
+        description="`declared`: the labels' `scale` (LOW-HIGH); `observed`: the lowest to"
+        " highest value seen, when no label declares one",
+    )
     safety: bool
     items: int
     items_without_majority: int
