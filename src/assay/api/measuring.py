@@ -110,9 +110,21 @@ def bias(
 
     if scores is not None and trials is None:
         raise InputError("ERROR: --scores: needs --trials to know the response lengths")
+    from assay.measure.bias import metric_names
+
+    if metric is not None and scores is None:
+        raise InputError("ERROR: --metric: only applies with --scores")
     records = _comparisons(comparisons)
     lengths = _lengths(trials)
     rows = _scores(scores)
+    if metric is not None and rows is not None:
+        known = metric_names(rows)
+        if metric not in known:
+            raise InputError(
+                f"ERROR: --metric: no metric {metric!r} in"
+                f" {scores if isinstance(scores, str | Path) else 'the score rows'};"
+                f" known: {', '.join(known) or 'none'}"
+            )
     return BiasAudit(judges=audit(records, lengths, rows, metric))
 
 

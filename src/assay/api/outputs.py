@@ -194,10 +194,11 @@ class JudgeBias(Output):
 
 
 class BiasReport(Output):
-    """`assay bias --json`: position and length bias per judge. `flagged`: a first- or
-    second-position preference beyond chance (|z| > 2); `length_preference_flagged`: the
-    longer (or shorter) response wins decided unequal-length comparisons beyond chance
-    (|z| > 2); `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
+    """`assay bias --json`: position and length bias per judge (a panel: each judge and the
+    panel pooled). `flagged`: a first- or second-position preference beyond chance (exact
+    binomial `p` < 0.05); `length_preference_flagged`: the longer (or shorter) response wins
+    decided unequal-length comparisons beyond chance (`length_preference_p` < 0.05);
+    `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
 
     judges: dict[str, JudgeBias]
 

@@ -163,6 +163,8 @@ class Pass(Record):
     order: Literal["ab", "ba"]
     winner: Winner
     confidence: float | None = None
+    judge: str | None = None
+    """The panel judge that made the pass (a panel's comparison holds every judge's passes)."""
 
 
 class Comparison(Record):
