@@ -6,6 +6,7 @@ Schema and any stage can be re-run from stored outputs.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -162,6 +163,8 @@ class Pass(Record):
     order: Literal["ab", "ba"]
     winner: Winner
     confidence: float | None = None
+    judge: str | None = None
+    """The panel judge that made the pass (a panel's comparison holds every judge's passes)."""
 
 
 class Comparison(Record):
@@ -200,10 +203,34 @@ class Label(Record):
     dimension: NonEmpty
     rater: NonEmpty
     value: float | str
+    scale: str | None = None
+    """The declared rating scale of a numeric dimension, `LOW-HIGH` (`1-5`): calibrate
+    reports and uses it rather than the range the values happen to cover."""
+
+    @field_validator("scale")
+    @classmethod
+    def _scale(cls, value: str | None) -> str | None:
+        if value is not None:
+            low, sep, high = value.partition("-")
+            if not (sep and low.isdigit() and high.isdigit() and int(low) < int(high)):
+                raise ValueError(
+                    f"must be LOW-HIGH with whole numbers, LOW < HIGH (1-5), got {value!r}"
+                )
+        return value
+
+    @property
+    def scale_range(self) -> tuple[float, float] | None:
+        """The declared scale as (low, high), None when not declared."""
+        if self.scale is None:
+            return None
+        low, _, high = self.scale.partition("-")
+        return float(low), float(high)
 
     @field_validator("value")
     @classmethod
     def _no_bool(cls, value: object) -> object:
         if isinstance(value, bool):
             raise ValueError("must be a number or a category, not a boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value}")
         return value
