@@ -241,3 +241,26 @@ def test_judge_refuses_a_trial_number_the_store_cannot_hold(cli: Any, tmp_path: 
     assert "Traceback" not in done.stderr
     assert f"{trials}:1: trial: Input should be less than or equal to" in done.stderr
     assert not (tmp_path / "scores.jsonl").exists()
+
+
+def test_a_model_reporting_a_token_count_beyond_the_range_errors_its_trial(
+    cli: Any, tmp_path: Path
+) -> None:
+    """What `assay run` writes, assay reads back: a usage outside 0 to 2^53 from a provider
+    is the trial's error (it cannot be accounted for), not a record trials.jsonl refuses."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "def agent(case, settings):\n"
+        f"    return {{'response': 'ok', 'usage': {{'input_tokens': {HUGE}, 'output_tokens': -5}}}}\n",
+        encoding="utf-8",
+    )
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c0")])
+    out = tmp_path / "trials.jsonl"
+    done = cli(
+        "run", "--cases", cases, "--model", f"python:{agent}:agent", "--trials", "1",
+        "--store", tmp_path / "s.db", "--output", out, "--allow-unmetered",
+    )  # fmt: skip
+    assert done.code == 3, (done.stdout, done.stderr)
+    ((_, recorded),) = load_records(out, Trial)
+    assert recorded.usage is None
+    assert recorded.error is not None and "token counts outside 0 to 2^53" in recorded.error
