@@ -300,7 +300,11 @@ class History(Output):
 class ImportSummary(Output):
     """`assay import --json`: what was read and written. `baseline` is set when a condition
     is named baseline (the gate compares the others with it); `candidate` is the condition
-    the written suite's gate decides for; `scale` is the metrics' range the suite declares."""
+    the written suite's gate decides for; `scale` is the metrics' range the suite declares;
+    `complete` is false when the run did not finish in the source tool (`reasons` say why:
+    the suite's `[source]`); `source_gate` is the metric carrying the source's own verdict of
+    each test that every case must meet (promptfoo's `pass`; null without one or with
+    `--no-source-gate`)."""
 
     tool: Tool
     sources: list[str]
@@ -315,6 +319,9 @@ class ImportSummary(Output):
     scale: list[float]
     baseline: str | None
     candidate: str | None
+    complete: bool = True
+    reasons: list[str] = Field(default_factory=list)
+    source_gate: str | None = None
     notes: list[str] = Field(default_factory=list)
 
 

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, model_line, paused_gc
+from assay.core.jsonl import model_line, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.writable import Output, check_outputs
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
 from assay.engine.session import check_keys
@@ -190,10 +191,13 @@ def run_request(
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
+    source: Path | None = None
     if suite is not None and (isinstance(cases, str | Path) or cases is None):
-        catalogue: Sequence[Case] = load_suite_cases(suite, _path(cases))  # pinned: checked
+        source = _path(cases) or suite.path(suite.cases)
+        catalogue: Sequence[Case] = load_suite_cases(suite, source)  # pinned: checked
     elif isinstance(cases, str | Path) or cases is None:
-        catalogue = scan_cases(_path(cases) or DEFAULT_CASES)
+        source = _path(cases) or DEFAULT_CASES
+        catalogue = scan_cases(source)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -228,6 +232,7 @@ def run_request(
         ),
         allow_unmetered=allow_unmetered,
         output=_path(output),
+        catalogue=source,
         executor=executor or section.executor,
         ray_address=ray_address or section.ray_address,
     )
@@ -277,10 +282,11 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
-    check_run_outputs(suite, request, out)
+    check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
+        suite = with_run_base_url(suite, request.options.base_url)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
@@ -318,17 +324,30 @@ def execute_run(
     return outcome
 
 
-def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path | None) -> None:
-    """Refuse a trials file or a suite output folder that cannot be written, before any call."""
-    if request.output is not None:
-        check_output(request.output, "--output")
+def check_run_outputs(
+    suite: Suite | None, request: RunRequest, out: str | Path | None, store: str | Path
+) -> None:
+    """Refuse, before any call, a trials file or a suite output folder that cannot be
+    written or that would overwrite one of the run's inputs (`assay.core.writable`)."""
+    from assay.reports.files import SUITE_FILES
+
+    folder = None
     if suite is not None:
         from assay.verdict.config import output_dir
 
-        folder, flag = (
-            (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
+        folder = (
+            Output("--out", Path(out), folder=True, files=SUITE_FILES)
+            if out is not None
+            else Output("the suite's output", output_dir(suite), folder=True, files=SUITE_FILES)
         )
-        check_output(folder, flag, folder=True)
+    inputs: list[tuple[str, Path | None]] = [
+        ("the store (--store)", Path(store)),
+        *(suite.inputs() if suite is not None else []),  # first: named as the suite names them
+        ("the case catalogue (--cases)", request.catalogue),
+        *((f"the skill of condition {c.name}", c.skill_path) for c in request.conditions),
+    ]
+    output = Output("--output", request.output) if request.output is not None else None
+    check_outputs([output, folder], inputs)
 
 
 def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
@@ -365,6 +384,15 @@ def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -
         update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
     )
     return suite.model_copy(update={"scoring": scoring})
+
+
+def with_run_base_url(suite: Suite, base_url: str | None) -> Suite:
+    """The suite with the run's base URL (`--base-url`, else its [run] base_url) as its
+    [run] base_url, which its judges inherit when [judge] names none (`judge_options`): what
+    the judges' key check reads is what they are built with."""
+    if base_url == suite.run.base_url:
+        return suite
+    return suite.model_copy(update={"run": suite.run.model_copy(update={"base_url": base_url})})
 
 
 def _as_evaluated(

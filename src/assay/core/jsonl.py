@@ -251,34 +251,11 @@ def _temporary_beside(path: Path) -> tuple[int, Path]:
         return fd, tmp
 
 
-def check_output(path: Path, flag: str, *, folder: bool = False) -> None:
-    """Refuse an output path that cannot be written (InputError naming `flag` and `path`).
-
-    A file path must not be a folder (and a `folder` path not a file), no parent may be a
-    file, and the nearest existing folder must be writable. Every command checks its output
-    paths with this before its first model call, so a bad path costs nothing."""
-    where = f"ERROR: {flag} {path}"
-    try:
-        if path.is_dir() and not folder:
-            raise InputError(f"{where}: is a folder; give a file name")
-        if folder and path.exists() and not path.is_dir():
-            raise InputError(f"{where}: is a file; give a folder")
-        nearest = path if folder else path.parent
-        while not nearest.exists() and nearest != nearest.parent:
-            nearest = nearest.parent
-        if not nearest.is_dir():
-            raise InputError(f"{where}: {nearest} is a file, not a folder")
-        if not os.access(nearest, os.W_OK | os.X_OK):
-            raise InputError(f"{where}: cannot write in the folder {nearest} (permission denied)")
-    except OSError as exc:
-        raise InputError(f"{where}: cannot use this path: {exc.strerror or exc}") from None
-
-
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[IO[str]]:
     """Write a text file atomically: readers see the old file or the whole new one.
 
-    A path that cannot be written is an InputError naming it (`check_output` catches
+    A path that cannot be written is an InputError naming it (`assay.core.writable` catches
     these before any work; this is the last line of defence)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

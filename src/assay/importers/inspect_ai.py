@@ -7,11 +7,18 @@
 - Score rows: one metric per scorer, named by the scorer (`includes`, `model_graded_qa`),
   valued as Inspect's `value_to_float` does (C 1, P 0.5, I and N 0, yes/true 1, no/false 0,
   numbers as they are); a scorer that returns a dict or list gives one metric per entry
-  (`scorer_key`, `scorer_1`). A sample that errored has a trial with its error and no row.
+  (`scorer_key`, `scorer_1`). A sample that errored has a trial with its error and no row,
+  whatever scores it holds.
+- A trial's usage and cost are the sample's `model_usage` summed over its models (Inspect's
+  own per-sample total; the cost only when every model's usage is priced), else the output's.
+- A log whose status is not `success` (error, cancelled, or started: the run was killed)
+  makes the import incomplete, with the samples it holds against those the run was to make
+  (the dataset's sample ids × epochs): `logs/a.eval: status cancelled: 27 of 33 samples`.
 """
 
 from __future__ import annotations
 
+import math
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +59,12 @@ WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 class Dataset(Source):
     name: str | None = None
+    samples: int | None = Field(default=None, ge=0)
     sample_ids: list[str | int] | None = None
+
+
+class EvalConfig(Source):
+    epochs: int | None = Field(default=None, ge=1)
 
 
 class EvalSpec(Source):
@@ -63,6 +75,16 @@ class EvalSpec(Source):
     eval_id: str | None = None
     created: str | None = None
     dataset: Dataset | None = None
+    config: EvalConfig | None = None
+
+    @property
+    def expected(self) -> int | None:
+        """The samples the run was to make: the dataset's samples (after `--limit`) × epochs."""
+        ids = self.dataset.sample_ids if self.dataset else None
+        count = len(ids) if ids is not None else (self.dataset.samples if self.dataset else None)
+        if count is None:
+            return None
+        return count * ((self.config.epochs if self.config else None) or 1)
 
 
 class Header(Source):
@@ -85,6 +107,18 @@ class Message(Source):
 class ModelUsage(Source):
     input_tokens: Count = 0
     output_tokens: Count = 0
+    input_tokens_cache_write: Count | None = None
+    input_tokens_cache_read: Count | None = None
+    total_cost: float | None = None
+
+    @property
+    def input_total(self) -> int:
+        """Every input token: Inspect counts cache reads and writes apart from `input_tokens`."""
+        return (
+            self.input_tokens
+            + (self.input_tokens_cache_write or 0)
+            + (self.input_tokens_cache_read or 0)
+        )
 
 
 class Output(Source):
@@ -113,6 +147,7 @@ class Sample(Source):
     metadata: dict[str, Any] | None = None
     error: SampleError | None = None
     started_at: str | None = None
+    model_usage: dict[str, ModelUsage] | None = None
 
 
 @dataclass(slots=True)
@@ -143,7 +178,15 @@ def read(paths: Sequence[Path]) -> Imported:
     budget = Budget()
     logs = [read_log(path, budget) for path in files]
     names = _conditions([log.spec for log in logs])
-    return merge(TOOL, [_convert(log, name) for log, name in zip(logs, names, strict=True)])
+    imported = merge(TOOL, [_convert(log, name) for log, name in zip(logs, names, strict=True)])
+    if not imported.trials:
+        raise InputError(
+            [
+                f"ERROR: {reason}: the log holds no samples (the run stopped before it logged one)"
+                for reason in imported.incomplete
+            ]
+        )
+    return imported
 
 
 def read_log(path: Path, budget: Budget) -> Log:
@@ -278,15 +321,44 @@ def score_values(path: Path, where: str, name: str, value: Any) -> dict[str, flo
     return {metric_name(name): found}
 
 
+def incomplete(log: Log) -> str | None:
+    """Why a log is not a finished run (`FILE: status cancelled: 27 of 33 samples`), or None:
+    its status is not success, or it holds fewer samples than the run was to make."""
+    present, expected = len(log.samples), log.spec.expected
+    if log.status == "success" and (expected is None or present >= expected):
+        return None
+    counted = f"{present} of {expected} samples" if expected is not None else f"{present} samples"
+    errored = sum(1 for _, sample in log.samples if sample.error is not None)
+    if errored:
+        counted += f" ({errored} errored)"
+    return f"{log.path}: status {log.status}: {counted}"
+
+
+def _usage(sample: Sample) -> tuple[Usage | None, float | None]:
+    """A sample's tokens and cost: its `model_usage` summed over the models it called (the
+    cost only when every one is priced), else its output's usage."""
+    usages = list((sample.model_usage or {}).values())
+    if not usages and sample.output is not None and sample.output.usage is not None:
+        usages = [sample.output.usage]
+    if not usages:
+        return None, None
+    costs = [u.total_cost for u in usages if u.total_cost is not None]
+    usage = Usage(
+        input_tokens=sum(u.input_total for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+    )
+    return usage, math.fsum(costs) if len(costs) == len(usages) else None
+
+
 def _convert(log: Log, condition: str) -> Imported:
     path, spec = log.path, log.spec
     imported = Imported(tool=TOOL, sources=[path])
-    if log.status != "success":
-        imported.notes.append(
-            f"{path}: the log's status is {log.status}: imported the {len(log.samples)} samples"
-            " it holds"
-        )
+    reason = incomplete(log)
+    if reason is not None:
+        imported.incomplete.append(reason)
     if not log.samples:
+        if reason is not None:
+            return imported  # a run stopped before it logged a sample: nothing but the reason
         raise InputError(
             f"ERROR: {path}: samples: the log holds no samples (was it run with --no-log-samples?)"
         )
@@ -300,7 +372,7 @@ def _convert(log: Log, condition: str) -> Imported:
         case_id = str(sample.id)
         imported.cases.append(_case(path, where, spec, sample))
         output = sample.output
-        usage = output.usage if output else None
+        usage, cost = _usage(sample)
         imported.trials.append(
             Trial(
                 case_id=case_id,
@@ -308,9 +380,8 @@ def _convert(log: Log, condition: str) -> Imported:
                 condition=condition,
                 runner=f"{TOOL}:{spec.model}",
                 response=output.completion if output else "",
-                usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-                if usage
-                else None,
+                usage=usage,
+                cost_usd=cost,
                 model=spec.model,
                 latency_s=output.time if output else None,
                 error=sample.error.message if sample.error else None,
@@ -319,8 +390,8 @@ def _convert(log: Log, condition: str) -> Imported:
             )
         )
         imported.origins.append(f"{path}: {where}")
-        if not sample.scores:
-            continue
+        if sample.error is not None or not sample.scores:
+            continue  # an errored sample is an errored trial, never partly scored
         metrics: dict[str, float] = {}
         reasons = []
         for name, score in sample.scores.items():

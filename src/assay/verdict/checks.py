@@ -57,6 +57,8 @@ class Check:
     """The observed figure a bound was checked against (a corpus threshold's mean)."""
     cases: int | None = None
     cases_needed: int | None = None
+    method: str | None = None
+    """What made the figure a corpus bound was checked against (`lexical`, `judge:<model>`)."""
 
 
 class JudgeStatus(Output):

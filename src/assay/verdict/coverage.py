@@ -104,7 +104,7 @@ def measure(
         for condition in conditions:
             for index in range(1, planned + 1):
                 key = (case_id, condition, index)
-                gap = _gap(key, by_key.get(key), key in scored, have_trials, counts)
+                gap = _gap(key, by_key.get(key), key in scored, have_trials, evidence, counts)
                 if gap is not None:
                     gap.protected = guard
                     gaps.append(gap)
@@ -130,9 +130,15 @@ def measure(
 
 
 def _gap(
-    key: Key, trial: Trial | None, scored: bool, have_trials: bool, counts: dict[str, int]
+    key: Key,
+    trial: Trial | None,
+    scored: bool,
+    have_trials: bool,
+    evidence: Evidence,
+    counts: dict[str, int],
 ) -> Gap | None:
     case_id, condition, index = key
+    judged = evidence.judged
     if have_trials and trial is None:
         counts["missing"] += 1
         return Gap(case_id=case_id, condition=condition, trial=index, kind="missing")
@@ -151,7 +157,13 @@ def _gap(
     counts["answered"] += 1
     if not scored:
         counts["unscored"] += 1
-        return Gap(case_id=case_id, condition=condition, trial=index, kind="unscored")
+        return Gap(
+            case_id=case_id,
+            condition=condition,
+            trial=index,
+            kind="unscored",
+            error="no judge or human score row" if judged else None,
+        )
     counts["scored"] += 1
     return None
 

@@ -19,6 +19,7 @@ from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomp
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.core.suite import Threshold
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.models.llamacpp import QUALITY_NOTE
@@ -253,6 +254,13 @@ def evaluate(
     finally:
         if calibrations is not None:
             calibrations.close()
+    # A disabled judge's thresholds are its skipped checks, never checked on what stands in
+    # for its figures (grounding's lexical check): whatever added them (a flag, a scorer's
+    # `threshold` option).
+    judge = config.judge if config.judge is not None and config.judge.disabled else None
+    skipped = judge.skipped if judge is not None else []
+    skipped_corpus = judge.skipped_corpus if judge is not None else []
+    corpus = {**scorer_corpus(scorers), **config.corpus}
     analysis = analyse(
         rows,
         rubric,
@@ -261,8 +269,8 @@ def evaluate(
         cases=cases,
         failures=[
             *([gap] if gap is not None else []),
-            *threshold_checks(results, config.thresholds, candidate, rows),
-            *corpus_checks(results, {**scorer_corpus(scorers), **config.corpus}, candidate, rows),
+            *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
+            *corpus_checks(results, _checked(corpus, skipped_corpus), candidate, rows),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),
         ],
@@ -318,6 +326,11 @@ def measure_coverage(
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
+
+
+def _checked(bounds: Mapping[str, Threshold], skipped: Sequence[str]) -> dict[str, Threshold]:
+    """The bounds on metrics that are not skipped."""
+    return {m: bound for m, bound in bounds.items() if m not in skipped}
 
 
 def _calibration_store(config: EvalConfig, path: Path | None) -> Store | None:
