@@ -188,6 +188,20 @@ def test_an_inspect_epoch_or_token_count_beyond_the_range_is_refused(
     assert f"ERROR: {bad}: samples[1].output.usage.input_tokens:" in err
 
 
+def test_inspect_token_counts_that_add_up_beyond_the_range_are_refused(
+    cli: Any, tmp_path: Path
+) -> None:
+    """Each model's count is in range, their sum over the sample's models is not."""
+
+    def change(data: dict[str, Any]) -> None:
+        usage = {"input_tokens": MAX_INT, "output_tokens": 1}
+        data["samples"][2]["model_usage"] = {"judge": usage, "model": usage}
+
+    bad = edited(INSPECT_JSON, tmp_path / "log.json", change)
+    err = refused(cli, tmp_path, "inspect", bad)
+    assert f"ERROR: {bad}: samples[2].model_usage: input tokens add up to more than" in err
+
+
 def test_promptfoo_token_counts_beyond_the_range_are_refused(cli: Any, tmp_path: Path) -> None:
     def change(data: dict[str, Any]) -> None:
         data["results"]["results"][2]["tokenUsage"] = {"prompt": HUGE, "completion": -1}

@@ -28,7 +28,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from assay.core.errors import InputError
-from assay.core.records import Case, Count, ScoreRow, Trial, TrialNumber, Usage
+from assay.core.records import MAX_INT, Case, Count, ScoreRow, Trial, TrialNumber, Usage
 from assay.importers.common import (
     MAX_PROBLEMS,
     Imported,
@@ -334,19 +334,28 @@ def incomplete(log: Log) -> str | None:
     return f"{log.path}: status {log.status}: {counted}"
 
 
-def _usage(sample: Sample) -> tuple[Usage | None, float | None]:
+def _usage(path: Path, where: str, sample: Sample) -> tuple[Usage | None, float | None]:
     """A sample's tokens and cost: its `model_usage` summed over the models it called (the
-    cost only when every one is priced), else its output's usage."""
+    cost only when every one is priced), else its output's usage. Sums beyond what a record
+    holds are an InputError naming the sample's usage."""
     usages = list((sample.model_usage or {}).values())
     if not usages and sample.output is not None and sample.output.usage is not None:
         usages = [sample.output.usage]
     if not usages:
         return None, None
     costs = [u.total_cost for u in usages if u.total_cost is not None]
-    usage = Usage(
-        input_tokens=sum(u.input_total for u in usages),
-        output_tokens=sum(u.output_tokens for u in usages),
-    )
+    tokens = {
+        "input": sum(u.input_total for u in usages),
+        "output": sum(u.output_tokens for u in usages),
+    }
+    for kind, count in tokens.items():
+        if count > MAX_INT:
+            raise problem(
+                path,
+                place(where, "model_usage" if sample.model_usage else "output"),
+                f"{kind} tokens add up to more than {MAX_INT:,}",
+            )
+    usage = Usage(input_tokens=tokens["input"], output_tokens=tokens["output"])
     return usage, math.fsum(costs) if len(costs) == len(usages) else None
 
 
@@ -372,7 +381,7 @@ def _convert(log: Log, condition: str) -> Imported:
         case_id = str(sample.id)
         imported.cases.append(_case(path, where, spec, sample))
         output = sample.output
-        usage, cost = _usage(sample)
+        usage, cost = _usage(path, where, sample)
         imported.trials.append(
             Trial(
                 case_id=case_id,
