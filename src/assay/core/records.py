@@ -15,6 +15,13 @@ NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Risk = Literal["low", "medium", "high"]
 Kind = Literal["answer", "refusal", "escalation"]
 
+MAX_INT = 2**53
+"""The largest integer a record holds (a trial number, a token count, a length): exact as a
+float and in JavaScript's JSON (the HTML report), and far within the signed 64-bit INTEGER
+that SQLite stores (the store's trial columns; a sum of 1,024 of them still fits)."""
+TrialNumber = Annotated[int, Field(ge=1, le=MAX_INT)]
+Count = Annotated[int, Field(ge=0, le=MAX_INT)]
+
 
 class Record(BaseModel):
     """Strict base: JSON types are checked, never coerced ("1" is not 1).
@@ -93,8 +100,8 @@ class Case(Record):
 class Usage(Record):
     """Token counts of one trial (summed over its model calls)."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: Count = 0
+    output_tokens: Count = 0
 
 
 class AgentState(Record):
@@ -110,7 +117,7 @@ class Trial(Record):
     """One response of the system under test to one case, under one condition."""
 
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)]
+    trial: TrialNumber
     condition: NonEmpty
     runner: str
     response: str
@@ -131,7 +138,7 @@ class ScoreRow(Record):
 
     model_config = ConfigDict(extra="allow", strict=True)
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)]
+    trial: TrialNumber
     condition: NonEmpty
     blocker: bool = False
     notes: str | None = None
@@ -172,7 +179,7 @@ class Comparison(Record):
 
     model_config = ConfigDict(extra="allow", strict=True)
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)] = 1
+    trial: TrialNumber = 1
     a: NonEmpty
     b: NonEmpty
     judge: str | None = None
@@ -181,8 +188,8 @@ class Comparison(Record):
     confidence: float | None = None
     consistent: bool | None = None
     preference: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    len_a: Annotated[int, Field(ge=0)] | None = None
-    len_b: Annotated[int, Field(ge=0)] | None = None
+    len_a: Count | None = None
+    len_b: Count | None = None
     criteria: dict[str, Any] | None = None
     expectations: dict[Literal["a", "b"], list[str]] | None = None
     """Set when the case's deterministic expectations decided the verdict without a judge
