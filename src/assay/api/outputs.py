@@ -24,10 +24,24 @@ Number = float | None
 # -- assay run --json -----------------------------------------------------------------------
 
 
+class SpendFigures(Output):
+    """USD spent, by role: the system under test's calls, the judges', the model-backed
+    scorers'; `total` is their sum (a run's in all also counts reservations a killed process
+    left, and spend recorded before the store kept roles)."""
+
+    total: float
+    system: float
+    judges: float
+    scorers: float
+
+
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
     (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
-    null when it configures none). `exit_code` is the command's."""
+    null when it configures none). `exit_code` is the command's. `spent_usd` (= `spend.total`)
+    is what this invocation's calls cost, judges' and scorers' included; `run_spent_usd` (=
+    `run_spend.total`) what the run has cost in all its invocations (what `--budget-usd`
+    caps)."""
 
     run_id: str
     total: int
@@ -38,6 +52,8 @@ class RunSummary(Output):
     cache_hits: int
     spent_usd: float
     run_spent_usd: float
+    spend: SpendFigures
+    run_spend: SpendFigures
     stopped: str | None
     output: str | None
     store: str

@@ -11,6 +11,7 @@ from assay.core.errors import EXIT_OK, InputError
 from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
 from assay.reports.model import Report
+from assay.store.spend import Spend
 from assay.verdict.checks import Check, ScoreSummary, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.pipeline import Evaluation
@@ -45,6 +46,8 @@ class Result:
     run: RunResult | None = None
     output: Path | None = None
     written: list[Path] = field(default_factory=list)
+    spend: Spend = field(default_factory=Spend)
+    """What the evaluation's calls cost (judges after the run, model-backed scorers)."""
 
     @property
     def verdict(self) -> Verdict:

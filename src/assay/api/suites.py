@@ -18,6 +18,7 @@ from assay.core.suite import Suite
 from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
 from assay.store import Store
+from assay.store.spend import Spend
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
@@ -57,6 +58,7 @@ def evaluate_run(
     judging = dataclasses.replace(request.settings, batch=suite.judge.batch)  # [judge] batch
     judge_caller = run_caller(store, run_id, judging, cap)
     judged = judge_trials(suite, cases, trials, store, judge_caller, ahead)
+    scorer_caller = judge_caller.for_role("scorers")  # the same budget, spend of its own
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
         evaluation = evaluate_inputs(
@@ -68,7 +70,7 @@ def evaluate_run(
             ),
             config,
             store=store.path,
-            caller=judge_caller,  # the model-backed scorers call judges (grounding)
+            caller=scorer_caller,  # the model-backed scorers call judges (grounding)
         )
     except InputError as exc:
         if not judged.exit_code:
@@ -80,7 +82,12 @@ def evaluate_run(
         ) from None
     evaluation.notes.extend(notes)
     store.flush()
-    result = Result(evaluation=evaluation, judged=judged, output=config.output)
+    result = Result(
+        evaluation=evaluation,
+        judged=judged,
+        output=config.output,
+        spend=Spend(judges=judge_caller.spent, scorers=scorer_caller.spent),
+    )
     folder = config.output
     assert folder is not None  # a suite's config always has one
     write_jsonl(folder / "trials.jsonl", lines if lines is not None else map(model_line, trials))
