@@ -61,6 +61,14 @@ def test_every_spend_figure_counts_the_judges_split_by_role(
     stored, by_role = _store_spend(store, summary["run_id"])
     assert total == pytest.approx(stored) and summary["run_spent_usd"] == pytest.approx(stored)
     assert summary["run_spend"] == pytest.approx(by_role) and by_role == pytest.approx(spend)
+    # What the suite writes says the same: summary.json, the JSON and Markdown reports.
+    written = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert written["spend"] == pytest.approx(by_role)
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["spend"] == pytest.approx(by_role)
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    row = " | ".join(f"{by_role[k]:.4f}" for k in ("total", "system", "judges", "scorers"))
+    assert f"| {row} |" in markdown
     # A rerun spends nothing, and says what the run has spent in all, by role.
     again = cli("run", suite, "--store", store)
     assert again.code in (0, 1), again.stderr

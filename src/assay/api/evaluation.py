@@ -23,7 +23,8 @@ from assay.core.jsonl import check_output, load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
-from assay.store import DEFAULT_STORE
+from assay.store import DEFAULT_STORE, Store
+from assay.store.spend import Spend, run_spend
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
 from assay.verdict.names import check_config_metrics
@@ -117,11 +118,23 @@ def evaluate(
         ),
         calibration=calibrate_labels(Path(labels)) if labels is not None else None,
         output=out_path,
+        run_spend=_stored_spend(run, store_path),
     )
     result.evaluation.notes.extend(notes)
     if out_path is not None:
         result.write_reports(out_path)
     return result
+
+
+def _stored_spend(run: str | None, store: Path) -> Spend | None:
+    """What a stored run has cost in all, by role (its report shows it, as the run's did)."""
+    if run is None:
+        return None
+    handle = Store(store)
+    try:
+        return run_spend(handle, run)
+    finally:
+        handle.close()
 
 
 def _judge(

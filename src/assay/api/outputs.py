@@ -16,23 +16,12 @@ from pydantic import BaseModel, Field
 from assay.api.schemas import OUTPUT_MODELS, LazyModels
 from assay.core.records import Output
 from assay.importers.common import Tool
-from assay.verdict.checks import JudgeStatus, ReleaseGate
+from assay.verdict.checks import JudgeStatus, ReleaseGate, SpendFigures
 
 Number = float | None
 
 
 # -- assay run --json -----------------------------------------------------------------------
-
-
-class SpendFigures(Output):
-    """USD spent, by role: the system under test's calls, the judges', the model-backed
-    scorers'; `total` is their sum (a run's in all also counts reservations a killed process
-    left, and spend recorded before the store kept roles)."""
-
-    total: float
-    system: float
-    judges: float
-    scorers: float
 
 
 class RunSummary(Output):

@@ -71,7 +71,8 @@ class RunOutcome:
 
     def summary(self) -> RunSummary:
         """`assay run --json` (`assay schema run-summary`)."""
-        from assay.api.outputs import RunSummary, SpendFigures
+        from assay.api.outputs import RunSummary
+        from assay.verdict.checks import SpendFigures
 
         result, evaluation, spend = self.run, self.evaluation, self.spend
         return RunSummary(

@@ -18,7 +18,7 @@ from assay.core.suite import Suite
 from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
 from assay.store import Store
-from assay.store.spend import Spend
+from assay.store.spend import Spend, run_spend
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
@@ -87,6 +87,7 @@ def evaluate_run(
         judged=judged,
         output=config.output,
         spend=Spend(judges=judge_caller.spent, scorers=scorer_caller.spent),
+        run_spend=run_spend(store, run_id),  # flushed above: every call of the run so far
     )
     folder = config.output
     assert folder is not None  # a suite's config always has one

@@ -26,8 +26,9 @@ def trusted(cost: float | None) -> bool:
 @dataclasses.dataclass(slots=True)
 class Tally:
     """One call's reservation (`held`, what its attempts may cost in all; `limited`: the run
-    has a budget; `turn`: what one attempt needs, for a priced one-turn call), what its attempts count as spent (`cost`) and, of that, what was reported
-    (`seen`: not an amount counted at its worst case); `holds` are its durable reservations."""
+    has a budget; `turn`: what one attempt needs, for a priced one-turn call), what its
+    attempts count as spent (`cost`) and, of that, what was reported (`seen`: not an amount
+    counted at its worst case); `holds` are its durable reservations."""
 
     held: float
     limited: bool
