@@ -197,7 +197,8 @@ def test_a_retry_after_a_timeout_reserves_its_worst_case_again(
     cli: Any, tmp_path: Path, mock_server: Any
 ) -> None:
     """Each timed-out attempt counts at its worst case; a retry holds a new one, and when the
-    budget cannot, the run stops at the budget rather than spend past it."""
+    budget cannot, the call fails there (its trial records what it counted) rather than
+    spend past the cap."""
     server = mock_server(rates={"timeout": 1.0}, timeout_sleep=3, retry_after=0.01)
     cases = write_jsonl(tmp_path / "c.jsonl", [make_case("c0")])
     worst = _worst(make_case("c0")["prompt"], 10)
@@ -206,9 +207,13 @@ def test_a_retry_after_a_timeout_reserves_its_worst_case_again(
             "--trials", 1, "--json")  # fmt: skip
     room = cli(*args, "--budget-usd", 5, "--store", tmp_path / "a.db").json()
     assert room["errored"] == 1 and room["spent_usd"] == pytest.approx(3 * worst)
-    tight = cli(*args, "--budget-usd", 1.5 * worst, "--store", tmp_path / "b.db")
-    assert tight.code == 3 and tight.json()["stopped"] == "budget", tight.stderr
+    out = tmp_path / "b.jsonl"
+    tight = cli(*args, "--budget-usd", 1.5 * worst, "--store", tmp_path / "b.db", "--output", out)
+    assert tight.code == 3 and tight.json()["errored"] == 1, tight.stderr
     assert tight.json()["run_spent_usd"] == pytest.approx(worst)
+    (trial,) = map(json.loads, out.read_text().splitlines())
+    assert "budget cannot cover another attempt" in trial["error"]
+    assert trial["cost_usd"] == pytest.approx(worst)
 
 
 @pytest.mark.parametrize("price", ["nan,nan", "inf,1", "1,-inf", "-1,2"])
@@ -287,3 +292,33 @@ def test_an_unmetered_suite_judge_is_told_the_suite_keys(cli: Any, tmp_path: Pat
     assert done.code == 2, done.stderr
     assert "[judge] price" in done.stderr and "[judge] allow_unmetered" in done.stderr
     assert "give --price" not in done.stderr
+
+
+def test_calls_adding_to_their_reservations_do_not_wait_on_each_other() -> None:
+    """Two calls each holding half the cap and each asking for more for a retry: neither can
+    settle while it waits, so one is refused at once (no deadlock); once that call settles,
+    the other's fits. A call in flight that is not waiting is waited for."""
+    import asyncio
+
+    from assay.engine.budget import Budget
+
+    async def go() -> None:
+        budget = Budget(1.0)
+        assert budget.reserve(0.5) and budget.reserve(0.5)
+        first = asyncio.create_task(budget.reserve_when_settled(0.5, own=0.5))
+        second = asyncio.create_task(budget.reserve_when_settled(0.5, own=0.5))
+        done, pending = await asyncio.wait(
+            {first, second}, timeout=1, return_when="FIRST_COMPLETED"
+        )
+        assert len(done) == 1 and done.pop().result() is False
+        budget.settle(0.5, 0.0)  # the refused call fails, and releases its reservation
+        assert await asyncio.wait_for(pending.pop(), 1) is True
+        budget = Budget(1.0)
+        assert budget.reserve(0.4) and budget.reserve(0.4) and budget.reserve(0.2)
+        waiting = asyncio.create_task(budget.reserve_when_settled(0.2, own=0.4))
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        budget.settle(0.2, 0.0)  # the third call settles: the retry's 0.2 fits
+        assert await asyncio.wait_for(waiting, 1) is True
+
+    asyncio.run(go())

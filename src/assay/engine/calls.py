@@ -250,10 +250,15 @@ class Caller:
         try:
             response = await self._answer(model, request, tally, key)
             counted = tally.charge(response.cost_usd)
-            if counted != response.cost_usd:  # a cost not to be trusted: its worst case
-                response = dataclasses.replace(response, cost_usd=counted)
+            if tally.cost != (response.cost_usd or 0.0):
+                # a cost not to be trusted (its worst case), or failed attempts that cost too:
+                # the answer records what the call counts as
+                response = dataclasses.replace(response, cost_usd=tally.cost or counted)
             response, recorded = _scrubbed(response, self.secrets)
             answered = True
+        except ModelError as exc:
+            exc.counted_usd = tally.cost  # what the failed call counts as (its trial's cost)
+            raise
         except asyncio.CancelledError:
             stopped = True  # in flight when the run was stopped: it may be billed all the same
             raise
@@ -360,9 +365,10 @@ class Caller:
 
         A priced model's call reserves its price's worst case. An agent's call (`is_agent`) or
         an unpriced one reserves at least that and the most one of its calls has cost (in this
-        store, so also in an earlier invocation: `Priciest`), and up to a `concurrency`-th of what is left; until one of its calls has answered or
-        reported a cost, a call runs alone with all that is left. The call is told its
-        reservation (`Request.budget_usd`, claude's `--max-budget-usd`).
+        store, so also in an earlier invocation: `Priciest`), and up to a `concurrency`-th of
+        what is left; until one of its calls has answered or reported a cost, a call runs
+        alone with all that is left. The call is told its reservation (`Request.budget_usd`,
+        claude's `--max-budget-usd`).
         """
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
@@ -421,7 +427,7 @@ class Caller:
         have been billed unreported, at its worst case: a retry of a one-turn call then
         reserves its worst case again, `_top_up`)."""
         if tally.turn is not None and tally.worst() < tally.turn - TOLERANCE:
-            self._top_up(tally, tally.turn - tally.worst())
+            await self._top_up(tally, tally.turn - tally.worst())
         request.budget_usd = tally.left()
         if tally.cost and request.budget_usd is not None and request.budget_usd <= TOLERANCE:
             # (a free model's call reserves $0 and may always go ahead)
@@ -444,11 +450,12 @@ class Caller:
                     return response
         return await self._send(model, request, limiter, tally)
 
-    def _top_up(self, tally: Tally, amount: float) -> None:
-        """Add `amount` to a call's reservation for another attempt, or raise BudgetExhausted
-        (not waiting: the call's own reservation is among those in flight)."""
-        if not self.budget.reserve(amount):
-            raise BudgetExhausted
+    async def _top_up(self, tally: Tally, amount: float) -> None:
+        """Add `amount` to a call's reservation for another attempt (waiting for calls in
+        flight to settle, not for its own); when the budget cannot hold it, the call fails
+        (it records what it counted, and the budget stops the next trial)."""
+        if not await self.budget.reserve_when_settled(amount, own=tally.held):
+            raise ModelError("the budget cannot cover another attempt of this call")
         tally.held += amount
         self._hold(tally, amount)
 

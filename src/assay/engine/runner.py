@@ -316,6 +316,8 @@ class Engine:
                 raise  # a wrong URL or model name: the run stops with this one error
             except ModelError as exc:
                 error, detail = str(exc), exc.detail or None
+                if cost is not None and exc.counted_usd:  # what the failed call counts as
+                    cost += exc.counted_usd
                 break
             except Exception as exc:  # a provider bug or an agent's own exception
                 error = f"{type(exc).__name__}: {exc}"

@@ -80,6 +80,9 @@ class ModelError(Exception):
         # The call may have been billed for an amount nobody reported (a timeout, an
         # unreadable 200 reply): the budget counts it at its reservation (engine/costs.py).
         self.billed = billed
+        # What the Caller counted for the failed call, its attempts together (engine/calls.py):
+        # the trial records it as its cost.
+        self.counted_usd = 0.0
 
 
 class ServerMismatch(InputError):
