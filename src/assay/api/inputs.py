@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors, load_records, repeats
@@ -74,3 +76,17 @@ def load_trials(
     finally:
         if handle is not store:
             handle.close()
+
+
+def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    return params

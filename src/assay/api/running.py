@@ -8,7 +8,6 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,20 +337,6 @@ def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path 
             (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
         )
         check_output(folder, flag, folder=True)
-
-
-def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
-    return params
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -234,7 +234,8 @@ def run(
     (the run goes on with the deterministic scorers and every report says so) unless
     --require-judge; a missing key of the system under test is exit 2 before any call."""
 
-    from assay.api.running import execute_run, load, parse_params, run_request, with_corpus
+    from assay.api.inputs import parse_params
+    from assay.api.running import execute_run, load, run_request, with_corpus
 
     suite = load(suite_file)
     if corpus:

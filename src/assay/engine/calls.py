@@ -13,7 +13,7 @@ from assay.core.memo import ByObject
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
-from assay.engine.costs import Priciest, Tally
+from assay.engine.costs import Priciest, Tally, one_turn
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import canonical_json, sha256_text
@@ -241,7 +241,7 @@ class Caller:
                 return without_secrets(Response(**hit), self.secrets)
         await self._ready(model)
         reserved = await self._reserve(model, request)
-        tally = Tally(reserved, self.budget.limit is not None, turn=self._one_turn(model, reserved))
+        tally = Tally(reserved, self.budget.limit is not None, turn=one_turn(model, reserved))
         # A batched call's durable record is its batch in the store (a rerun collects and
         # pays for it), so it holds no reservation that a rerun would count as spent.
         if not self._batched(model):
@@ -353,12 +353,6 @@ class Caller:
         if form is not None and self._forms[id(model)] != form:
             self._forms[id(model)] = form
             queue_form(self.store, *served.server_key(), form)
-
-    @staticmethod
-    def _one_turn(model: Model, reserved: float) -> float | None:
-        """A priced model's call that is not an agent's: what each of its attempts reserves
-        (its worst case, `reserved`); None for an agent's or an unpriced model's call."""
-        return reserved if model_price(model) is not None and not is_agent(model) else None
 
     async def _reserve(self, model: Model, request: Request) -> float:
         """Hold the call's reservation, or raise BudgetExhausted.

@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from assay.models.base import Model
+from assay.models.registry import is_agent, model_price
 from assay.store import Store
 from assay.store.spend import most_per_call, queue_call_cost
 
@@ -21,6 +23,12 @@ from assay.store.spend import most_per_call, queue_call_cost
 def trusted(cost: float | None) -> bool:
     """Whether a reported cost can be taken as it is (None, or a finite amount ≥ 0)."""
     return cost is None or (math.isfinite(cost) and cost >= 0)
+
+
+def one_turn(model: Model, reserved: float) -> float | None:
+    """A priced model's call that is not an agent's: what each of its attempts reserves
+    (its worst case, `reserved`); None for an agent's or an unpriced model's call."""
+    return reserved if model_price(model) is not None and not is_agent(model) else None
 
 
 @dataclasses.dataclass(slots=True)
