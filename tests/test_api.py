@@ -179,9 +179,10 @@ def test_a_suites_judge_calls_are_metered_by_the_runs_budget(cli: Any, tmp_path:
     free = cli("run", suite, "--store", tmp_path / "free.db", "--json")
     done = free.json()
     assert free.code in (0, 1), free.stderr
-    trials_cost = done["spent_usd"]
+    trials_cost = done["spend"]["system"]
     total = _run_spend(tmp_path / "free.db", done["run_id"])
     assert total > trials_cost > 0  # the judge's spend is recorded under the run
+    assert done["spent_usd"] == pytest.approx(total)  # and counted in what the run printed
     # A rerun counts it: nothing new is called, and the run's spend includes the judge's.
     again = cli("run", suite, "--store", tmp_path / "free.db", "--json").json()
     assert again["calls"] == 0 and again["run_spent_usd"] == pytest.approx(total)

@@ -90,6 +90,8 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "judge_benchmarks",
         "batches",
         "batch_requests",
+        "run_spend_roles",
+        "call_costs",
     }
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from assay.api.schemas import OUTPUT_MODELS, LazyModels
 from assay.core.records import Output
 from assay.importers.common import Tool
-from assay.verdict.checks import JudgeStatus, ReleaseGate
+from assay.verdict.checks import JudgeStatus, ReleaseGate, SpendFigures
 
 Number = float | None
 
@@ -27,7 +27,10 @@ Number = float | None
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
     (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
-    null when it configures none). `exit_code` is the command's."""
+    null when it configures none). `exit_code` is the command's. `spent_usd` (= `spend.total`)
+    is what this invocation's calls cost, judges' and scorers' included; `run_spent_usd` (=
+    `run_spend.total`) what the run has cost in all its invocations (what `--budget-usd`
+    caps)."""
 
     run_id: str
     total: int
@@ -38,6 +41,8 @@ class RunSummary(Output):
     cache_hits: int
     spent_usd: float
     run_spent_usd: float
+    spend: SpendFigures
+    run_spend: SpendFigures
     stopped: str | None
     output: str | None
     store: str

@@ -23,9 +23,17 @@ from pydantic import (
 from assay.core.cases import check_pinned, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.money import price_values
 from assay.core.records import Case
 
 DEFAULT_MODEL = "llamacpp:gemma-3-270m"
+
+
+def _checked_price(value: str | None) -> str | None:
+    """A suite's price text, checked as `--price` is (`price_values`), kept as written."""
+    if value is not None:
+        price_values(value)
+    return value
 
 
 class SuiteModel(BaseModel):
@@ -49,6 +57,12 @@ class RunSection(SuiteModel):
     base_url: str | None = None
     price: str | None = None
     executor: Literal["local", "ray"] = "local"
+
+    @field_validator("price")
+    @classmethod
+    def _price(cls, value: str | None) -> str | None:
+        return _checked_price(value)
+
     ray_address: str | None = None
     batch: bool = False
     batch_poll_s: float = Field(default=30.0, gt=0)
@@ -95,6 +109,11 @@ class JudgeSection(SuiteModel):
     price: str | None = None
     output: str | None = None
     batch: bool = False
+
+    @field_validator("price")
+    @classmethod
+    def _price(cls, value: str | None) -> str | None:
+        return _checked_price(value)
 
 
 class ScorerEntry(SuiteModel):

@@ -9,9 +9,10 @@ and `SCHEMA_VERSION` follows.
 Tables (the modules of store/ that read and write them):
 - `runs`, `trials`, `call_cache` (db.py): a run's config, its trials in plan order keyed for
   resume, the content-addressed cache of model replies;
-- `run_spend`, `run_reservations` (spend.py): what each run has spent, so a resumed run keeps
-  its budget, and the reservations of calls in flight, recorded before each is sent (those a
-  killed process left count as spent);
+- `run_spend`, `run_spend_roles`, `run_reservations`, `call_costs` (spend.py): what each run
+  has spent (in all, and per role), so a resumed run keeps its budget, the reservations of
+  calls in flight, recorded before each is sent (those a killed process left count as spent),
+  and the most one call of each model spec has cost;
 - `run_leases` (lease.py): the process running each run, with its heartbeat;
 - `judgments`, `review_queue`: the judges' records keyed for resume, and the items the judge
   cascade sends to humans;
@@ -232,12 +233,33 @@ def _add_batches(db: sqlite3.Connection) -> None:
     )
 
 
+def _spend_roles_and_call_costs(db: sqlite3.Connection) -> None:
+    """5 → 6: `run_spend_roles` (what each run has spent per role: the system under test,
+    its judges, its model-backed scorers) and `call_costs` (the most one call of each model
+    spec has cost, so a rerun reserves at least that for an agent's call)."""
+    db.execute(
+        """CREATE TABLE run_spend_roles (
+    run_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    spent_usd REAL NOT NULL,
+    PRIMARY KEY (run_id, role)
+)"""
+    )
+    db.execute(
+        """CREATE TABLE call_costs (
+    spec TEXT PRIMARY KEY,
+    most_usd REAL NOT NULL
+)"""
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
     _add_judge_benchmarks,
     _leases_and_reservations,
     _add_batches,
+    _spend_roles_and_call_costs,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

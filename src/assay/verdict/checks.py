@@ -204,6 +204,17 @@ class ConditionMeans(Output):
     blocking_findings: int
 
 
+class SpendFigures(Output):
+    """USD spent, by role: the system under test's calls, the judges', the model-backed
+    scorers'; `total` is their sum (a run's in all also counts reservations a killed process
+    left, and spend recorded before the store kept roles)."""
+
+    total: float
+    system: float
+    judges: float
+    scorers: float
+
+
 class ScoreSummary(Output):
     """`assay score --json` (and summary.json of a suite run): the weights, the `baseline`
     and `candidate` objects (`weighted_score` and the mean of each metric), the release gate
@@ -220,6 +231,12 @@ class ScoreSummary(Output):
     conditions: dict[str, ConditionMeans]
     comparisons: dict[str, dict[str, Interval]]
     release_gate: ReleaseGate
+    spend: SpendFigures | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a suite run's summary.json: what the run has cost in all its invocations,"
+        " by role (absent for `assay score`)",
+    )
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

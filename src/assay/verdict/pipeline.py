@@ -367,7 +367,11 @@ def _score(
     handle = Store(store or DEFAULT_STORE)
     try:
         return run_scorers(
-            scorers, cases, trials, documents, caller=run_caller(handle, None, settings)
+            scorers,
+            cases,
+            trials,
+            documents,
+            caller=run_caller(handle, None, settings, role="scorers"),
         )
     finally:
         handle.close()
