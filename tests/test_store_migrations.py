@@ -90,6 +90,10 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "judge_benchmarks",
         "batches",
         "batch_requests",
+        "run_results",
+        "run_cases",
+        "run_scores",
+        "run_cells",
     }
 
 
