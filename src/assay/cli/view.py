@@ -34,8 +34,9 @@ def view(
         bool, typer.Option("--open", help="Open the runs page in the default browser.")
     ] = False,
 ) -> None:
-    """Serve the viewer on 127.0.0.1 until Ctrl+C: every run in the store, its verdict and
-    case matrix, each case's responses and scores, two runs compared. It never writes."""
+    """Explore the store's runs in the browser (read-only): the verdict, the case matrix
+    with filters, each case's responses side by side with a word diff, two runs compared.
+    Serves on 127.0.0.1 until Ctrl+C; the store is opened read-only and never written."""
     from assay.store.views import ReadOnlyStore
     from assay.view.app import ViewConfig, create_app
     from assay.web.security import check_listening
