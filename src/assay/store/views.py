@@ -114,16 +114,28 @@ class ReadOnlyStore:
     # -- runs -----------------------------------------------------------------------------
     def runs(self, suite: str | None = None) -> list[RunSummary]:
         """Every run, newest first (only those recorded for `suite` when given)."""
+        found = self._summaries(None)
+        return [r for r in found if suite is None or r.suite == suite]
+
+    def run(self, run_id: str) -> RunSummary | None:
+        found = self._summaries(run_id)
+        return found[0] if found else None
+
+    def _summaries(self, run_id: str | None) -> list[RunSummary]:
+        """The runs (one when `run_id` is given), newest first, with their trial counts."""
         if not self._has("runs"):
             return []
+        where, params = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
         counts = {
-            run_id: (n, errored or 0)
-            for run_id, n, errored in self._rows(
-                "SELECT run_id, COUNT(*), SUM(error IS NOT NULL) FROM trials GROUP BY run_id"
+            r: (n, errored or 0)
+            for r, n, errored in self._rows(
+                f"SELECT run_id, COUNT(*), SUM(error IS NOT NULL) FROM trials {where}"
+                " GROUP BY run_id",
+                params,
             )
         }
         spent = (
-            dict(self._rows("SELECT run_id, spent_usd FROM run_spend"))
+            dict(self._rows(f"SELECT run_id, spent_usd FROM run_spend {where}", params))
             if self._has("run_spend")
             else {}
         )
@@ -131,35 +143,30 @@ class ReadOnlyStore:
             {
                 r: (s, v, at)
                 for r, s, v, at in self._rows(
-                    "SELECT run_id, suite, verdict, saved_at FROM run_results"
+                    f"SELECT run_id, suite, verdict, saved_at FROM run_results {where}", params
                 )
             }
             if self._has("run_results")
             else {}
         )
         found = []
-        for run_id, created_at, config in self._rows(
-            "SELECT run_id, created_at, config FROM runs ORDER BY created_at DESC, run_id"
+        for r, created_at, config in self._rows(
+            f"SELECT run_id, created_at, config FROM runs {where} ORDER BY created_at DESC, run_id",
+            params,
         ):
-            recorded = results.get(run_id)
-            if suite is not None and (recorded is None or recorded[0] != suite):
-                continue
-            n, errored = counts.get(run_id, (0, 0))
+            n, errored = counts.get(r, (0, 0))
             found.append(
                 RunSummary(
-                    run_id,
+                    r,
                     created_at,
                     _json_object(config),
                     n,
                     errored,
-                    spent.get(run_id),
-                    *(recorded or (None, None, None)),
+                    spent.get(r),
+                    *(results.get(r) or (None, None, None)),
                 )
             )
         return found
-
-    def run(self, run_id: str) -> RunSummary | None:
-        return next((r for r in self.runs() if r.run_id == run_id), None)
 
     def suites(self) -> list[str]:
         if not self._has("run_results"):
@@ -232,6 +239,17 @@ class ReadOnlyStore:
             params = (run_id, case_id)
         for c, cond, trial, record, detail in self._rows(sql + " ORDER BY seq", params):
             yield TrialRow(c, cond, trial, _json_object(record), detail)
+
+    def answers(self, run_id: str) -> Iterator[tuple[str, str, str | None, str]]:
+        """(case, condition, error, response) of each of the run's trials in plan order: the
+        response read by SQLite (`json_extract`), not the whole record, for the case matrix."""
+        rows = self._rows(
+            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
+            " WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        for case_id, condition, error, response in rows:
+            yield case_id, condition, error, response if isinstance(response, str) else ""
 
     def cells(self, run_id: str) -> dict[tuple[str, str], tuple[float | None, bool]]:
         """(case, condition) → (weighted score, has a blocking finding), as recorded."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -146,24 +147,26 @@ def _keeps(row: Row, f: Filters, needle: str) -> bool:
         return False
     if f.tag and f.tag not in row.tags:
         return False
-    if f.outcome:
-        ok = {
-            "regressions": row.delta is not None and row.delta < 0,
-            "losses": row.delta is not None and row.delta < 0,
-            "wins": row.delta is not None and row.delta > 0,
-            "failing": row.passed is False,
-            "blocking": row.blocking,
-            "errored": row.errored,
-        }[f.outcome]
-        if f.outcome == "regressions":
-            ok = ok or row.passed is False  # a regression also fails the case's checks
-        if not ok:
-            return False
+    if f.outcome and not OUTCOME_TESTS[f.outcome](row):
+        return False
     return not needle or any(needle in t for t in row.text)
 
 
+OUTCOME_TESTS: dict[str, Callable[[Row], bool]] = {
+    # a regression: the candidate scored lower than baseline, or failed the case's checks
+    "regressions": lambda r: (r.delta is not None and r.delta < 0) or r.passed is False,
+    "losses": lambda r: r.delta is not None and r.delta < 0,
+    "wins": lambda r: r.delta is not None and r.delta > 0,
+    "failing": lambda r: r.passed is False,
+    "blocking": lambda r: r.blocking,
+    "errored": lambda r: r.errored,
+}
+
+
 def first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The first non-blank line of a response, cut to `limit` characters."""
+    head = text[: limit * 8]
+    line = next((ln.strip() for ln in head.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -182,17 +185,15 @@ def build(store: ReadOnlyStore, run_id: str) -> Matrix:
             text=[str(case.record.get("prompt", "")).casefold()],
         )
     conditions = list(run.conditions) if run is not None else []
-    for trial in store.trials(run_id):
-        row = rows.get(trial.case_id)
+    for case_id, condition, error, text in store.answers(run_id):
+        row = rows.get(case_id)
         if row is None:
-            row = rows[trial.case_id] = Row(trial.case_id, "", "", ())
-        if trial.condition not in conditions:
-            conditions.append(trial.condition)
-        cell = row.cells.setdefault(trial.condition, Cell())
+            row = rows[case_id] = Row(case_id, "", "", ())
+        if condition not in conditions:
+            conditions.append(condition)
+        cell = row.cells.setdefault(condition, Cell())
         cell.trials += 1
-        response = trial.record.get("response")
-        text = response if isinstance(response, str) else ""
-        if trial.record.get("error") is not None:
+        if error is not None:
             cell.errored += 1
         elif text:
             row.text.append(text.casefold())
