@@ -2,7 +2,8 @@
 
 Open a run, filter it to the errored cases, open one, read its diff and the scorer's
 evidence, walk the matrix with the keyboard, follow a deep link. No script error and no
-request outside the app. Skipped when Chromium is absent. Set ASSAY_SCREENSHOT_DIR to save
+request outside the app. Skipped when Chromium is absent. Set ASSAY_SCREENSHOT_DIR (an
+absolute path: tests run in their tmp_path) to save
 screenshots of the run and case pages there (docs/view-run.png, docs/view-case.png).
 """
 
@@ -30,7 +31,9 @@ RUN = "run000000001"
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[str]:
     path = tmp_path / "view.db"
-    make_store(path, 60, response=lambda i, c: f"{c} says: <b>hold</b> reset on device {i}.").close()
+    make_store(
+        path, 60, response=lambda i, c: f"{c} says: <b>hold</b> reset on device {i}."
+    ).close()
     sock = bind("127.0.0.1", 0)
     server = make_server(create_app(ViewConfig(store=ReadOnlyStore(path))))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
