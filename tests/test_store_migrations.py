@@ -92,6 +92,10 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "batch_requests",
         "run_spend_roles",
         "call_costs",
+        "run_results",
+        "run_cases",
+        "run_scores",
+        "run_cells",
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from assay.review.security import suggest_token, token_weakness
+from assay.web.security import suggest_token, token_weakness
 from conftest import make_case, write_jsonl
 
 WEAK = [" " * 12, "a" * 12, "aaaaaaaaaaaaaaaaaaaa", "abababab1212", "password1234 ", "\t" * 16,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.api.recording import record_results
 from assay.api.results import Judged, Result
 from assay.core.cases import CaseFile
 from assay.core.errors import Incomplete, InputError
@@ -104,6 +105,15 @@ def evaluate_run(
     with atomic_writer(folder / SUMMARY) as handle:
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
+    record_results(
+        store,
+        run_id,
+        suite.name,
+        pinned_catalogue(suite, cases),
+        evaluation,
+        result.report,
+        judged.scores,
+    )
     return result
 
 

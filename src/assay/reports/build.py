@@ -42,7 +42,8 @@ def _r(value: float | None) -> float | None:
     return round(value, 6) if value is not None and math.isfinite(value) else None
 
 
-def _weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
+def weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
+    """Each scored case's weighted score under `condition` (the mean over its trials)."""
     rows = analysis.rows.get(condition, [])
     means = case_means(rows, analysis.rubric, analysis.metrics)
     return {case: values[-1] for case, values in means.items() if not math.isnan(values[-1])}
@@ -302,7 +303,7 @@ def build_report(
     methods = scorer_methods(results)
     details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
     weighted = (
-        (_weighted_by_case(analysis, BASELINE), _weighted_by_case(analysis, analysis.candidate))
+        (weighted_by_case(analysis, BASELINE), weighted_by_case(analysis, analysis.candidate))
         if cases
         else ({}, {})
     )  # once for both tables

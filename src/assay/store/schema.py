@@ -24,6 +24,9 @@ Tables (the modules of store/ that read and write them):
 - `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 - `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
   call cache keys of their requests.
+- `run_results`, `run_cases`, `run_scores`, `run_cells` (results.py writes, views.py reads):
+  what a suite run's evaluation found (suite, verdict, report), its cases, its score rows and
+  each case × condition's weighted score and blocking flag, for `assay view`.
 """
 
 from __future__ import annotations
@@ -253,6 +256,59 @@ def _spend_roles_and_call_costs(db: sqlite3.Connection) -> None:
     )
 
 
+def _add_run_results(db: sqlite3.Connection) -> None:
+    """6 → 7: what a suite run's evaluation found, so `assay view` can show a run without
+    its output folder (which the next run of the suite overwrites): `run_results` (the
+    suite, the verdict and the report's JSON), `run_cases` (the catalogue the run answered,
+    in its order), `run_scores` (every score row and comparison, judges' and scorers'),
+    `run_cells` (each case × condition's weighted score and whether it has a blocking
+    finding)."""
+    db.execute(
+        """CREATE TABLE run_results (
+    run_id TEXT PRIMARY KEY,
+    suite TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    report TEXT NOT NULL,
+    saved_at TEXT NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX run_results_by_suite ON run_results (suite, saved_at)")
+    db.execute(
+        """CREATE TABLE run_cases (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    risk TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id)
+)"""
+    )
+    db.execute(
+        """CREATE TABLE run_scores (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    condition TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+)"""
+    )
+    db.execute("CREATE INDEX run_scores_by_case ON run_scores (run_id, case_id)")
+    db.execute(
+        """CREATE TABLE run_cells (
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    weighted REAL,
+    blocker INTEGER NOT NULL,
+    PRIMARY KEY (run_id, case_id, condition)
+)"""
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
@@ -260,6 +316,7 @@ MIGRATIONS: Sequence[Migration] = (
     _leases_and_reservations,
     _add_batches,
     _spend_roles_and_call_costs,
+    _add_run_results,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

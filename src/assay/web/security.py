@@ -1,4 +1,4 @@
-"""Access control and hardening of the review app.
+"""Access control and hardening of assay's web apps (`assay review`, `assay view`).
 
 - Beyond loopback the app needs a token; with one, every request must carry it (Bearer
   header, the cookie, or `?token=` once, which sets the cookie) or gets 401.
@@ -23,9 +23,21 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp
 
-TOKEN_COOKIE = "assay_review_token"
-SESSION_COOKIE = "assay_review_session"
+from assay.core.errors import InputError
+
 CSRF_FIELD = "csrf"
+
+
+def token_cookie(app: str) -> str:
+    """The cookie that carries an app's token (`assay_review_token`): one per app, so two
+    apps served from the same host keep their own."""
+    return f"assay_{app}_token"
+
+
+def session_cookie(app: str) -> str:
+    """The cookie that carries an app's browser session (`assay_review_session`)."""
+    return f"assay_{app}_session"
+
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self';"
@@ -79,6 +91,24 @@ def suggest_token() -> str:
     return token
 
 
+def check_listening(host: str, token: str | None, envvar: str, exposes: str) -> None:
+    """Refuse (InputError, exit 2) a weak `--token`, and a `--host` beyond loopback without
+    one; `exposes` says what anyone on the network could then do, `envvar` where the token
+    may also come from."""
+    weakness = token_weakness(token) if token is not None else None
+    if weakness is not None:
+        raise InputError(
+            f"ERROR: --token: {weakness}. A random token, for example: --token {suggest_token()}"
+        )
+    if not is_loopback(host) and token is None:
+        raise InputError(
+            f"ERROR: --host {host}: refusing to listen beyond loopback without --token: anyone"
+            f" on the network could {exposes}. Pass --token TOKEN"
+            f" (a random one, for example: --token {suggest_token()}; or set"
+            f" {envvar}), or keep the default --host 127.0.0.1."
+        )
+
+
 def is_loopback(host: str) -> bool:
     """127.0.0.0/8, ::1 and localhost; anything else reaches the network."""
     if host.strip().lower() == "localhost":
@@ -123,9 +153,12 @@ class Csrf:
 class SecurityMiddleware(BaseHTTPMiddleware):
     """Token check, session cookie and hardening headers for every request and response."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, name: str = "review") -> None:
         super().__init__(app)
         self.token = token
+        self.name = name
+        self.token_cookie = token_cookie(name)
+        self.session_cookie = session_cookie(name)
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await self._respond(request, call_next)
@@ -153,21 +186,21 @@ class SecurityMiddleware(BaseHTTPMiddleware):
                     return redirect
             elif not (
                 _same(_bearer(request), self.token)
-                or _same(request.cookies.get(TOKEN_COOKIE), self.token)
+                or _same(request.cookies.get(self.token_cookie), self.token)
             ):
                 return PlainTextResponse(
-                    "401 Unauthorized: this review server needs its token (an Authorization:"
+                    f"401 Unauthorized: this {self.name} server needs its token (an Authorization:"
                     " Bearer header, or ?token=TOKEN once in the address).\n",
                     status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="assay review"'},
+                    headers={"WWW-Authenticate": f'Bearer realm="assay {self.name}"'},
                 )
-        session = request.cookies.get(SESSION_COOKIE)
+        session = request.cookies.get(self.session_cookie)
         new_session = None if session else secrets.token_urlsafe(32)
         request.state.session = session or new_session
         response = await call_next(request)
         if new_session:
             response.set_cookie(
-                SESSION_COOKIE, new_session, httponly=True, samesite="strict", path="/"
+                self.session_cookie, new_session, httponly=True, samesite="strict", path="/"
             )
         if set_token:
             self._set_token_cookie(response)
@@ -175,4 +208,6 @@ class SecurityMiddleware(BaseHTTPMiddleware):
 
     def _set_token_cookie(self, response: Response) -> None:
         assert self.token is not None
-        response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(
+            self.token_cookie, self.token, httponly=True, samesite="strict", path="/"
+        )
