@@ -1,12 +1,12 @@
 """`assay judge-bench`: a judge against public human-labelled pairwise sets.
 
 The sets are read in place from the third-party data folder (ASSAY_EXTERNAL_DATA); tests
-that need it skip when it is absent. The bundled-slice path is tested with synthetic items.
+that need it skip when it is absent. Fetching the sets without `--data` is in
+test_judge_bench_fetch.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -76,39 +76,11 @@ def test_figures_count_each_order_and_the_position() -> None:
     assert low <= f["accuracy"] <= high
 
 
-def test_without_data_or_a_bundled_slice_is_an_input_error(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(bench_sets, "BUNDLED", tmp_path / "none")
-    result = cli("judge-bench", "--judge", "mock:gold", "--store", tmp_path / "s.db")
-    assert result.code == 2
-    assert "no bundled slice" in result.stderr and "--data" in result.stderr
-    assert not (tmp_path / "s.db").exists()
-
-
 def test_unknown_set_is_an_input_error(cli: Any, tmp_path: Path) -> None:
     result = cli(
         "judge-bench", "--judge", "mock:gold", "--set", "nope", "--store", tmp_path / "s.db"
     )
     assert result.code == 2 and "unknown set 'nope'" in result.stderr
-
-
-def test_a_bundled_slice_is_read_without_data(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "slices"
-    folder.mkdir()
-    items = [
-        bench_sets.BenchItem("pandalm", str(i), f"Say {i}.", f"{i}", f"It is {i}.", "ab"[i % 2])  # type: ignore[arg-type]
-        for i in range(6)
-    ]
-    (folder / "pandalm.jsonl").write_text("".join(json.dumps(i.as_json()) + "\n" for i in items))
-    monkeypatch.setattr(bench_sets, "BUNDLED", folder)
-    result = cli("judge-bench", "--judge", "mock:gold", "--set", "pandalm", "--json",
-                 "--store", tmp_path / "s.db")  # fmt: skip
-    assert result.code == 0, result.stderr
-    figures = json.loads(result.stdout)["sets"]["pandalm"]
-    assert figures["items"] == 6 and figures["accuracy"] == 1.0
 
 
 # -- on the public sets ------------------------------------------------------------------------
@@ -283,40 +255,6 @@ def test_a_version_2_store_gains_the_judge_benchmarks_table(tmp_path: Path) -> N
         assert latest.items == 4 and latest.accuracy == 0.5
     finally:
         store.close()
-
-
-@needs_data
-def test_a_slice_and_limit_choose_the_same_items(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The seeded rule that cuts a bundled slice is the one `--limit` applies to a full set."""
-    for name in ("prd-vicuna80", "pandalm"):
-        items = bench_sets.pick(load_items([name], None, DATA), 50)
-        lines = "".join(json.dumps(i.as_json()) + "\n" for i in items)
-        (tmp_path / f"{name}.jsonl").write_text(lines, encoding="utf-8")
-    monkeypatch.setattr(bench_sets, "BUNDLED", tmp_path)
-    for name in ("prd-vicuna80", "pandalm"):
-        assert load_items([name], 20, None) == load_items([name], 20, DATA)
-
-
-@needs_data
-def test_the_readme_example_gives_the_exit_its_comment_says(tmp_path: Path) -> None:
-    import re
-    import shlex
-
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Benchmarking a judge on public labelled data") :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert block, "the section has a bash block"
-    line = block.group(1).replace("\\\n", " ").splitlines()[0]
-    command, _, comment = line.partition("#")
-    argv = [str(DATA) if a == "../shared/data" else a for a in shlex.split(command)]
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", *argv[1:]],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == int(comment.split("exit", 1)[1].split(":")[0]), done.stderr
-    assert "accuracy 0.500" in done.stdout and "position bias 1.000" in done.stdout
 
 
 @pytest.mark.parametrize("name", bench_sets.SETS)

@@ -95,7 +95,17 @@ def judge_bench(
     ] = None,
     data: Annotated[
         Path | None,
-        typer.Option(help="Read the full public sets from this folder (their public layout)."),
+        typer.Option(
+            help="Read the sets from this folder (their public layout) instead of fetching"
+            " their pinned upstream files."
+        ),
+    ] = None,
+    mirror: Annotated[
+        str | None,
+        typer.Option(
+            help="Fetch the sets' pinned files from this URL (serving their public layout)"
+            " instead of their upstream repositories [env: ASSAY_JUDGE_BENCH_MIRROR]."
+        ),
     ] = None,
     min_accuracy: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="Exit 1 when a set's accuracy is lower.")
@@ -131,7 +141,11 @@ def judge_bench(
     human-majority label (mean over both orders, ties as the set defines them), Cohen's
     kappa, position consistency, first-position share and length preference with their
     tests, each with a 95% interval, next to published judges' figures on the same set.
-    position bias = |first-position wins - second-position wins| / two-order comparisons."""
+    position bias = |first-position wins - second-position wins| / two-order comparisons.
+
+    Without --data, the sets' pinned public files are fetched once from their upstream
+    repositories (or --mirror), checked by SHA-256 and cached under ~/.cache/assay/judge-bench
+    (ASSAY_CACHE moves it)."""
     from assay.api.judgebench import SETS, bench_summary, load_items
     from assay.api.judgebench import judge_bench as bench_api
     from assay.api.judgebench.run import check_bench_outputs
@@ -152,7 +166,7 @@ def judge_bench(
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
     )
-    items = load_items(sets or SETS, limit, data)
+    items = load_items(sets or SETS, limit, data, mirror)
     with progress(len(items), "judged") as tick:
         result = bench_api(
             judge,

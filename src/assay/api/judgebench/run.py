@@ -109,15 +109,19 @@ def gate(
 
 
 def load_items(
-    sets: Sequence[str] = SETS, limit: int | None = None, data: str | Path | None = None
+    sets: Sequence[str] = SETS,
+    limit: int | None = None,
+    data: str | Path | None = None,
+    mirror: str | None = None,
 ) -> list[BenchItem]:
     """The items to judge: per set (in the given order, each once), the first `limit` of the
-    seeded order (`sets.pick`), from the bundled slices or the public layout under `data`."""
+    seeded order (`sets.pick`), from the public layout under `data`, else from the pinned
+    upstream files (fetched once into the cache, or from `mirror`: `sets.load_set`)."""
     if limit is not None and limit < 1:
         raise InputError("ERROR: --limit: must be 1 or more")
     folder = Path(data) if data is not None else None
     chosen = list(dict.fromkeys(sets)) or list(SETS)
-    return [i for name in chosen for i in pick(load_set(name, folder), limit)]
+    return [i for name in chosen for i in pick(load_set(name, folder, mirror), limit)]
 
 
 def config_sha256(template_sha256: str, config: JudgeConfig) -> str:
@@ -150,6 +154,7 @@ def judge_bench(
     sets: Sequence[str] = SETS,
     limit: int | None = None,
     data: str | Path | None = None,
+    mirror: str | None = None,
     items: Sequence[BenchItem] | None = None,
     output: str | Path | None = None,
     store: str | Path = DEFAULT_STORE,
@@ -160,8 +165,9 @@ def judge_bench(
     config: JudgeConfig | None = None,
     **settings: Any,
 ) -> BenchResult:
-    """Benchmark `judge` on `sets` (bundled slices, or the public layout under `data`), or
-    on `items` already loaded (`load_items`).
+    """Benchmark `judge` on `sets` (the public layout under `data`, else the pinned upstream
+    files, fetched once and cached, or from `mirror`), or on `items` already loaded
+    (`load_items`).
 
     `settings` are JudgeConfig fields (rubric, budget_usd, shuffles, ...); the mode is
     pairwise, conditions `a` and `b`, every pair asked of the judge. Writes under `output`
@@ -176,7 +182,7 @@ def judge_bench(
     chosen = replace(base, judges=[judge], mode="pairwise", a="a", b="b", expectations_first=False)
     check_judge_keys(chosen)
     check_bench_outputs(output, report, store)
-    todo = list(items) if items is not None else load_items(sets, limit, data)
+    todo = list(items) if items is not None else load_items(sets, limit, data, mirror)
     names = list(dict.fromkeys(i.set for i in todo))
     cases = [case_of(i) for i in todo]
     trials = [t for i in todo for t in trials_of(i)]
