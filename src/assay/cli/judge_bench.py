@@ -39,7 +39,10 @@ def _ci(interval: list[float] | None) -> str:
 def print_bench(data: dict[str, Any]) -> None:
     for name, f in data["sets"].items():
         out(f"{name}: {f['items']} items, judge {data['judge']}")
-        out(f"  accuracy {_num(f['accuracy'])}{_ci(f['accuracy_ci'])} (mean over both orders);")
+        pooled = ", pooled over the subsets' items" if f.get("subsets") else ""
+        out(
+            f"  accuracy {_num(f['accuracy'])}{_ci(f['accuracy_ci'])} (mean over both orders{pooled});"
+        )
         out(
             f"  after the swap rule {_num(f['verdict_accuracy'])}{_ci(f['verdict_accuracy_ci'])};"
             f" kappa {_num(f['kappa'])}{_ci(f['kappa_ci'])}"
@@ -56,10 +59,25 @@ def print_bench(data: dict[str, Any]) -> None:
             f" of {f['length_decided_comparisons']} (p {_num(f['length_preference_p'])}"
             f"{', FLAGGED' if f['length_preference_flagged'] else ''})"
         )
-        for ref in f["references"]:
+        if f.get("subsets"):
+            parts = ", ".join(
+                f"{k} {_num(v['accuracy'])} ({v['items']})" for k, v in f["subsets"].items()
+            )
+            mean = f["subset_mean"]
             out(
-                f"  reference {ref['judge']}: accuracy {ref['accuracy']:.3f}, position"
-                f" consistency {ref['position_consistency']:.3f} (whole set, {ref['items']} items)"
+                f"  per subset: accuracy {parts}; mean of subsets: accuracy"
+                f" {_num(mean['accuracy'])}, position consistency"
+                f" {_num(mean['position_consistency'])} (as the references below)"
+            )
+        for ref in f["references"]:
+            if ref["subsets"]:
+                parts = ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in ref["subsets"].items())
+                scope = f"mean of subsets: {parts}; {ref['items']} items"
+            else:
+                scope = f"whole set, {ref['items']} items"
+            out(
+                f"  reference {ref['judge']} ({ref['model']}): accuracy {ref['accuracy']:.3f},"
+                f" position consistency {ref['position_consistency']:.3f} ({scope})"
             )
     out(
         f"{data['calls']} judge calls, {data['cache_hits']} from the call cache,"

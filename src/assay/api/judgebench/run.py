@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.api.judgebench.references import load_references
-from assay.api.judgebench.sets import SETS, BenchItem, load_set, pick
+from assay.api.judgebench.sets import SETS, SUBSETS, BenchItem, load_set, pick
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, pair_item_id
@@ -26,7 +26,7 @@ from assay.core.records import Case, Comparison, Label, Trial
 from assay.core.writable import Output, check_outputs
 from assay.engine.plan import sha256_json
 from assay.engine.runner import Progress
-from assay.measure.judgebench import bench_figures
+from assay.measure.judgebench import bench_figures, subset_figures, subset_mean
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.scorers.judge.labels import pairwise_labels
 from assay.store import DEFAULT_STORE, Store
@@ -124,6 +124,16 @@ def load_items(
     return [i for name in chosen for i in pick(load_set(name, folder, mirror), limit)]
 
 
+def subsets_of(name: str, kept: Sequence[tuple[BenchItem, Comparison]]) -> dict[str, Any]:
+    """On a set of subsets, each subset's figures (in the paper's order) and their mean."""
+    if name not in SUBSETS:
+        return {"subsets": None, "subset_mean": None}
+    gold = [i.gold for i, _ in kept]
+    found = subset_figures(gold, [c for _, c in kept], [i.subset or "" for i, _ in kept])
+    parts = {s: found[s] for s in SUBSETS[name] if s in found}
+    return {"subsets": parts, "subset_mean": subset_mean(parts)}
+
+
 def config_sha256(template_sha256: str, config: JudgeConfig) -> str:
     """The judge configuration's key on the leaderboard: the pairwise template's hash (as its
     labels carry), combined with the rubric's when one is given."""
@@ -198,13 +208,14 @@ def judge_bench(
         references = load_references()
         for name in names:
             pairs = [
-                (i.gold, comparisons[case_id])
+                (i, comparisons[case_id])
                 for i in todo
                 if i.set == name and (case_id := f"{i.set}/{i.id}") in comparisons
             ]
-            kept = [(g, c) for g, c in pairs if not c.by_rule]
-            figures = bench_figures([g for g, _ in kept], [c for _, c in kept])
+            kept = [(i, c) for i, c in pairs if not c.by_rule]
+            figures = bench_figures([i.gold for i, _ in kept], [c for _, c in kept])
             figures["decided_by_rule"] = len(pairs) - len(kept)
+            figures |= subsets_of(name, kept)
             result.sets[name] = {**figures, "references": references.get(name, [])}
             if judged.exit_code == EXIT_OK:
                 save_benchmark(handle, judge, result.prompt_sha256, name, figures)

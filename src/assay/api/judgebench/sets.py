@@ -41,6 +41,8 @@ from assay.core.errors import InputError
 Gold = Literal["a", "b", "tie"]
 SEED = "assay-judge-bench"
 LLMBAR_ADVERSARIAL = ("Neighbor", "GPTInst", "GPTOut", "Manual")
+SUBSETS = {"llmbar-adversarial": LLMBAR_ADVERSARIAL}
+"""The sets made of subsets, in their paper's order: figures per subset and their mean."""
 PRD_MODELS = ("bard", "claude", "gpt35", "gpt4", "vicuna-13b")
 PRD_FILE = re.compile(
     r"^answer[_-](.+?)-vs-answer[_-](.+)-(gpt4|gpt35|claude|bard|human)-reviewer[_-]threeclass\.jsonl$"
@@ -52,7 +54,8 @@ class BenchItem:
     """One labelled pair: `output_1` is condition `a`, `output_2` condition `b`.
 
     Texts that are not strings upstream (PandaLM has a few outputs stored as JSON `true`)
-    are read as their Python text (`True`), so every item becomes valid trials."""
+    are read as their Python text (`True`), so every item becomes valid trials. `subset`
+    names the part of a set made of subsets (`SUBSETS`) the item comes from."""
 
     set: str
     id: str
@@ -60,6 +63,7 @@ class BenchItem:
     output_1: str
     output_2: str
     gold: Gold
+    subset: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("id", "prompt", "output_1", "output_2"):
@@ -93,8 +97,10 @@ def _llmbar(data: Path, name: str, subsets: Sequence[str]) -> list[BenchItem]:
     for subset in subsets:
         for index, (_, row) in enumerate(llmbar_subset(data, subset)):
             gold: Gold = "a" if row.label == 1 else "b"
-            key = f"{subset.split('/')[-1].lower()}-{index}"
-            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold))  # type: ignore[arg-type]
+            part = subset.split("/")[-1]
+            key = f"{part.lower()}-{index}"
+            shown = part if name in SUBSETS else None
+            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold, shown))  # type: ignore[arg-type]
     return items
 
 
