@@ -83,9 +83,7 @@ def _reply_text(prompt: str) -> str:
     return f"Mock reply {digest}: a short, direct answer."
 
 
-def schema_instance(
-    schema: dict[str, Any], seed: str, defs: dict[str, Any] | None = None
-) -> Any:
+def schema_instance(schema: dict[str, Any], seed: str, defs: dict[str, Any] | None = None) -> Any:
     """A small value valid against a JSON Schema (the subset judges use, with pydantic's
     `$defs`/`$ref` and `anyOf`, as DeepEval's schemas have), chosen by `seed`."""
     defs = schema.get("$defs", {}) if defs is None else defs

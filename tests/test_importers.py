@@ -418,14 +418,14 @@ def test_a_folder_without_logs_is_refused(cli: Any, tmp_path: Path) -> None:
 
 
 def test_an_unfinished_eval_log_is_read_from_its_journal(tmp_path: Path) -> None:
-    from assay.importers.inspect_ai import _member
+    from assay.importers.reading import read_member
 
     source = INSPECT_EVAL / "mock-a.eval"
     unfinished = tmp_path / "running.eval"
     with zipfile.ZipFile(source) as archive, zipfile.ZipFile(unfinished, "w") as out:
         for name in archive.namelist():  # a running log: no header.json yet
             if name == "_journal/start.json" or name.startswith("samples/"):
-                out.writestr(name, _member(source, archive, name), zipfile.ZIP_DEFLATED)
+                out.writestr(name, read_member(source, archive, name), zipfile.ZIP_DEFLATED)
     result = assay.import_results("inspect", unfinished, tmp_path / "out")
     assert len(result.imported.trials) == 6
     assert result.summary().reasons == [f"{unfinished}: status started: 6 of 6 samples"]

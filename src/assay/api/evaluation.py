@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.api.inputs import load_trials
 from assay.api.results import Result
-from assay.api.running import with_corpus
+from assay.api.run_inputs import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import load_records

@@ -82,12 +82,14 @@ def judge_status(
         [e for e, s in zip(suite.scoring.scorers, scorers, strict=True) if not s.models]
     )
     corpus = {**scorer_corpus(scorers), **suite.scoring.corpus}
+    backed = {m for s in scorers if s.models for m in s.metrics}
     return JudgeStatus(
         status="disabled",
         reason=unset_text(missing),
         judges=specs,
         skipped=[m for m in suite.scoring.thresholds if m not in deterministic],
         skipped_corpus=[m for m in corpus if m not in deterministic],
+        standins=sorted(backed - deterministic),
     )
 
 
@@ -130,10 +132,11 @@ def without_judge(
     """The suite as evaluated with its judge disabled, and notes on what changed: no judges
     (so no judge rubric), scorers without their models, the skipped thresholds removed
     (`status.checks()` lists them), and weights kept only on metrics the remaining scorers
-    produce (none left: the default weights). The loaded suite is not changed."""
+    produce as they would with the judge (none left: the default weights): a lexical
+    stand-in (`status.standins`) is never weighed. The loaded suite is not changed."""
     scoring = suite.scoring
     entries = without_models(scoring.scorers)
-    deterministic = {*carried} | produced(entries)
+    deterministic = ({*carried} | produced(entries)) - set(status.standins)
     notes = []
     weights = scoring.weights
     if weights is not None:

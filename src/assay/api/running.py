@@ -8,19 +8,18 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import model_line, paused_gc
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
-from assay.core.writable import Output, check_outputs
+from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
 from assay.engine.session import check_keys
@@ -324,75 +323,8 @@ def execute_run(
     return outcome
 
 
-def check_run_outputs(
-    suite: Suite | None, request: RunRequest, out: str | Path | None, store: str | Path
-) -> None:
-    """Refuse, before any call, a trials file or a suite output folder that cannot be
-    written or that would overwrite one of the run's inputs (`assay.core.writable`)."""
-    from assay.reports.files import SUITE_FILES
-
-    folder = None
-    if suite is not None:
-        from assay.verdict.config import output_dir
-
-        folder = (
-            Output("--out", Path(out), folder=True, files=SUITE_FILES)
-            if out is not None
-            else Output("the suite's output", output_dir(suite), folder=True, files=SUITE_FILES)
-        )
-    inputs: list[tuple[str, Path | None]] = [
-        ("the store (--store)", Path(store)),
-        *(suite.inputs() if suite is not None else []),  # first: named as the suite names them
-        ("the case catalogue (--cases)", request.catalogue),
-        *((f"the skill of condition {c.name}", c.skill_path) for c in request.conditions),
-    ]
-    output = Output("--output", request.output) if request.output is not None else None
-    check_outputs([output, folder], inputs)
-
-
-def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
-    return params
-
-
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
-
-
-def load(suite: str | Path | Suite | None) -> Suite | None:
-    """A suite from its path (or as given)."""
-    if suite is None or isinstance(suite, Suite):
-        return suite
-    return load_suite(Path(suite))
-
-
-def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
-    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
-    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
-    from assay.verdict.config import resolve
-
-    scoring = suite.scoring.model_copy(
-        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
-    )
-    return suite.model_copy(update={"scoring": scoring})
-
-
-def with_run_base_url(suite: Suite, base_url: str | None) -> Suite:
-    """The suite with the run's base URL (`--base-url`, else its [run] base_url) as its
-    [run] base_url, which its judges inherit when [judge] names none (`judge_options`): what
-    the judges' key check reads is what they are built with."""
-    if base_url == suite.run.base_url:
-        return suite
-    return suite.model_copy(update={"run": suite.run.model_copy(update={"base_url": base_url})})
 
 
 def _as_evaluated(

@@ -52,15 +52,31 @@ def reading(path: Path) -> Iterator[None]:
         raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
 
 
-def read_bytes(path: Path) -> bytes:
-    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable)."""
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable, or
+    more than `limit` bytes: a file's size is checked before it is read, and a pipe or a
+    device is read no further than the limit)."""
     with reading(path):
-        return path.read_bytes()
+        if limit is None:
+            return path.read_bytes()
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        raise InputError(
+            f"ERROR: {path}: larger than {limit:,} bytes, the most assay reads of one file"
+        )
+    return data
 
 
 def read_text(path: Path) -> str:
     """Read a UTF-8 file (a BOM is tolerated) or raise one clear InputError."""
-    data = read_bytes(path)
+    return decode_text(path, read_bytes(path))
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """A file's bytes as UTF-8 text (a BOM is tolerated); InputError naming the line of the
+    first byte that is not UTF-8."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -113,7 +113,7 @@ def is_zip(path: Path) -> bool:
         return handle.read(4) == b"PK\x03\x04"
 
 
-def parse_json(path: Path, text: str | bytes, member: str | None = None) -> Any:
+def parse_json(path: Path, text: str | bytes | bytearray, member: str | None = None) -> Any:
     """Parse a source's JSON; invalid JSON names the line and column (of `member`, a file
     inside an archive, when given)."""
     inside = f"{member}:" if member else ""
@@ -127,6 +127,11 @@ def parse_json(path: Path, text: str | bytes, member: str | None = None) -> Any:
         raise InputError(f"ERROR: {path}: {inside} not UTF-8 text (byte {exc.start})") from None
     except RecursionError:
         raise InputError(f"ERROR: {path}: {inside} invalid JSON: nested too deeply") from None
+    except MemoryError:
+        where = f"{path}: {member}" if member else f"{path}"
+        raise InputError(
+            f"ERROR: {where}: too large to parse in the memory available ({len(text):,} bytes)"
+        ) from None
     if nesting_depth(value) > MAX_DEPTH:
         raise InputError(f"ERROR: {path}: {inside} JSON nested more than {MAX_DEPTH} levels deep")
     return value

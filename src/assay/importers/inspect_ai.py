@@ -19,20 +19,16 @@
 from __future__ import annotations
 
 import math
-import struct
 import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import zstandard
 from pydantic import Field
 
 from assay.core.errors import InputError
-from assay.core.jsonl import read_text
-from assay.core.records import Case, ScoreRow, Trial, Usage
+from assay.core.records import MAX_INT, Case, Count, ScoreRow, Trial, TrialNumber, Usage
 from assay.importers.common import (
     MAX_PROBLEMS,
     Imported,
@@ -51,13 +47,12 @@ from assay.importers.common import (
     validate,
     validate_all,
 )
+from assay.importers.reading import Budget, read_document, read_member, reserve
 
 TOOL: Final = "inspect"
 FORMAT_VERSION = 2
-ZSTD = 93  # the zip compression method Inspect writes .eval members with
 EXPECTED = "an Inspect AI log (a log holds `eval` (the task, model and settings) and `samples`)"
 NOT_LOGS = ("logs.json", "eval-set.json")  # what Inspect keeps beside the logs of a folder
-MAX_MEMBER = 512 * 1024 * 1024
 GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
@@ -110,10 +105,10 @@ class Message(Source):
 
 
 class ModelUsage(Source):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    input_tokens_cache_write: int | None = None
-    input_tokens_cache_read: int | None = None
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    input_tokens_cache_write: Count | None = None
+    input_tokens_cache_read: Count | None = None
     total_cost: float | None = None
 
     @property
@@ -144,7 +139,7 @@ class SampleError(Source):
 
 class Sample(Source):
     id: str | int
-    epoch: int = Field(default=1, ge=1)
+    epoch: TrialNumber = 1
     input: str | list[Message]
     target: str | list[str] = ""
     output: Output | None = None
@@ -180,7 +175,8 @@ def read(paths: Sequence[Path]) -> Imported:
             files.extend(found)
         else:
             files.append(path)
-    logs = [read_log(path) for path in files]
+    budget = Budget()
+    logs = [read_log(path, budget) for path in files]
     names = _conditions([log.spec for log in logs])
     imported = merge(TOOL, [_convert(log, name) for log, name in zip(logs, names, strict=True)])
     if not imported.trials:
@@ -193,11 +189,12 @@ def read(paths: Sequence[Path]) -> Imported:
     return imported
 
 
-def read_log(path: Path) -> Log:
-    """One log, `.eval` (zip) or `.json` by its content; InputError naming file and place."""
+def read_log(path: Path, budget: Budget) -> Log:
+    """One log, `.eval` (zip) or `.json` by its content, its size counted in the import's
+    `budget`; InputError naming file and place."""
     if is_zip(path):
-        return _read_eval(path)
-    data = parse_json(path, read_text(path))
+        return _read_eval(path, budget)
+    data = parse_json(path, read_document(path, budget))
     header = _header(path, data, "")
     samples = data.get("samples") if isinstance(data, dict) else None
     if not isinstance(samples, list):
@@ -225,7 +222,7 @@ def _header(path: Path, data: Any, member: str) -> Header:
     return validate(Header, fields, path, *([member] if member else []))
 
 
-def _read_eval(path: Path) -> Log:
+def _read_eval(path: Path, budget: Budget) -> Log:
     """An `.eval` log: a zip archive of header.json (or, while it runs, the journal's
     start.json) and one samples/ID_epoch_N.json per sample."""
     try:
@@ -241,51 +238,21 @@ def _read_eval(path: Path) -> Log:
             raise InputError(
                 f"ERROR: {path}: not an Inspect .eval log (the archive has no header.json)"
             )
-        header = _header(path, parse_json(path, _member(path, archive, head), head), head)
+        members = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
+        reserve(path, archive, [head, *members], budget)
+        header = _header(path, parse_json(path, read_member(path, archive, head), head), head)
         samples = []
         problems: list[str] = []
-        for name in names:
-            if name.startswith("samples/") and name.endswith(".json"):
-                data = parse_json(path, _member(path, archive, name), name)
-                try:
-                    samples.append((name, validate(Sample, data, path, name)))
-                except InputError as exc:
-                    problems.extend(exc.messages)
+        for name in members:
+            data = parse_json(path, read_member(path, archive, name), name)
+            try:
+                samples.append((name, validate(Sample, data, path, name)))
+            except InputError as exc:
+                problems.extend(exc.messages)
         if problems:
             raise InputError(problems[:MAX_PROBLEMS])
     status = header.status if head == "header.json" else "started"
     return Log(path, status, header.eval, samples)
-
-
-def _member(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes. Python's zipfile reads deflated and stored members; Inspect writes
-    zstandard ones (method 93), which are read from the raw bytes with `zstandard`."""
-    info = archive.getinfo(name)
-    if info.file_size > MAX_MEMBER:
-        raise InputError(f"ERROR: {path}: {name}: member larger than {MAX_MEMBER} bytes")
-    try:
-        if info.compress_type != ZSTD:
-            return archive.read(info)
-        with path.open("rb") as handle:
-            handle.seek(info.header_offset)
-            local = handle.read(30)
-            if local[:4] != b"PK\x03\x04":
-                raise zipfile.BadZipFile("bad local file header")
-            name_length, extra_length = struct.unpack("<HH", local[26:30])
-            handle.seek(name_length + extra_length, 1)
-            raw = handle.read(info.compress_size)
-        data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
-        if zlib.crc32(data) != info.CRC:
-            raise zipfile.BadZipFile("CRC check failed")
-        return data
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        zstandard.ZstdError,
-        NotImplementedError,
-        OSError,
-    ) as exc:
-        raise InputError(f"ERROR: {path}: {name}: cannot read the archive member: {exc}") from None
 
 
 def _args_text(args: dict[str, Any]) -> str:
@@ -367,19 +334,28 @@ def incomplete(log: Log) -> str | None:
     return f"{log.path}: status {log.status}: {counted}"
 
 
-def _usage(sample: Sample) -> tuple[Usage | None, float | None]:
+def _usage(path: Path, where: str, sample: Sample) -> tuple[Usage | None, float | None]:
     """A sample's tokens and cost: its `model_usage` summed over the models it called (the
-    cost only when every one is priced), else its output's usage."""
+    cost only when every one is priced), else its output's usage. Sums beyond what a record
+    holds are an InputError naming the sample's usage."""
     usages = list((sample.model_usage or {}).values())
     if not usages and sample.output is not None and sample.output.usage is not None:
         usages = [sample.output.usage]
     if not usages:
         return None, None
     costs = [u.total_cost for u in usages if u.total_cost is not None]
-    usage = Usage(
-        input_tokens=sum(u.input_total for u in usages),
-        output_tokens=sum(u.output_tokens for u in usages),
-    )
+    tokens = {
+        "input": sum(u.input_total for u in usages),
+        "output": sum(u.output_tokens for u in usages),
+    }
+    for kind, count in tokens.items():
+        if count > MAX_INT:
+            raise problem(
+                path,
+                place(where, "model_usage" if sample.model_usage else "output"),
+                f"{kind} tokens add up to more than {MAX_INT:,}",
+            )
+    usage = Usage(input_tokens=tokens["input"], output_tokens=tokens["output"])
     return usage, math.fsum(costs) if len(costs) == len(usages) else None
 
 
@@ -405,7 +381,7 @@ def _convert(log: Log, condition: str) -> Imported:
         case_id = str(sample.id)
         imported.cases.append(_case(path, where, spec, sample))
         output = sample.output
-        usage, cost = _usage(sample)
+        usage, cost = _usage(path, where, sample)
         imported.trials.append(
             Trial(
                 case_id=case_id,

@@ -25,8 +25,7 @@ from typing import Any, Final
 
 from pydantic import Field
 
-from assay.core.jsonl import read_text
-from assay.core.records import Case, ScoreRow, Trial, Usage
+from assay.core.records import Case, Count, ScoreRow, Trial, Usage
 from assay.importers.common import (
     ZIP,
     Imported,
@@ -46,6 +45,7 @@ from assay.importers.common import (
     validate,
     validate_all,
 )
+from assay.importers.reading import Budget, read_document
 
 TOOL: Final = "promptfoo"
 FORMAT_VERSION = 3
@@ -108,8 +108,8 @@ class Response(Source):
 
 
 class Tokens(Source):
-    prompt: int | None = None
-    completion: int | None = None
+    prompt: Count | None = None
+    completion: Count | None = None
 
 
 class Result(Source):
@@ -144,14 +144,16 @@ class ResultsFile(Source):
 
 def read(paths: Sequence[Path]) -> Imported:
     """Read promptfoo results files (several are one run: e.g. one eval per provider)."""
-    return merge(TOOL, [read_file(path) for path in paths])
+    budget = Budget()
+    return merge(TOOL, [read_file(path, budget) for path in paths])
 
 
-def read_file(path: Path) -> Imported:
-    """Read one promptfoo results file; InputError naming the file and the JSON path."""
+def read_file(path: Path, budget: Budget) -> Imported:
+    """Read one promptfoo results file, its size counted in the import's `budget`;
+    InputError naming the file and the JSON path."""
     if is_zip(path):
         raise not_this_tool(path, ZIP, TOOL, EXPECTED)
-    data = parse_json(path, read_text(path))
+    data = parse_json(path, read_document(path, budget))
     if sniff(data) != TOOL:
         raise not_this_tool(path, data, TOOL, EXPECTED)
     version = data["results"].get("version")

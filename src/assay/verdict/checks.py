@@ -78,6 +78,11 @@ class JudgeStatus(Output):
     skipped_corpus: list[str] = Field(
         default_factory=list, description="corpus thresholds skipped, for the same reason"
     )
+    standins: list[str] = Field(
+        default_factory=list,
+        description="metrics of model-backed scorers that checked lexically instead (grounding"
+        " without its judge): reported and compared, never weighed into the weighted score",
+    )
 
     @property
     def disabled(self) -> bool:

@@ -9,7 +9,7 @@ corpus thresholds (`verdict.thresholds`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,11 +144,12 @@ def choose_weights(
     judged: Sequence[ScoredTrial],
     scorers: Sequence[Scorer],
     rows: Sequence[ScoredTrial],
+    standins: Collection[str] = (),
 ) -> dict[str, float]:
     """The configured weights; else, when there are judge/human scores, the weights their
     metrics imply (`implied_weights`: the default rubric's, or equal weights over a rubric
     judge's criteria); else equal weights over the deterministic scorers' primary metrics
-    that were scored."""
+    that were scored, but for `standins` (a disabled judge's lexical stand-ins)."""
     present = {m for r in rows for m in r.metrics}
     if configured:
         absent = [m for m in configured if m not in present]
@@ -160,7 +161,7 @@ def choose_weights(
         return dict(configured)
     if judged:
         return implied_weights([r.metrics for r in judged], "score rows")
-    names = [m for s in scorers for m in primary_metrics(s) if m in present]
+    names = [m for s in scorers for m in primary_metrics(s) if m in present and m not in standins]
     return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
 
 
@@ -233,8 +234,9 @@ def evaluate(
                 f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
             )
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
-        choose_weights(config.weights, judged, scorers, rows),
+        choose_weights(config.weights, judged, scorers, rows, standins),
         config.scale,
         lower=lower_metrics(scorers),
     )
