@@ -348,20 +348,41 @@ class ImportSummary(Output):
 Interval = list[float] | None
 
 
+class SubsetFigures(Output):
+    """A judge's accuracy and position consistency on one subset of a set (or all its items)."""
+
+    items: int
+    accuracy: Number
+    position_consistency: Number
+
+
+class SubsetMean(Output):
+    """The unweighted mean over a set's subsets, as the LLMBar paper reports its judges."""
+
+    accuracy: Number
+    position_consistency: Number
+
+
 class ReferenceJudge(Output):
-    """A published judge's figures on the whole set, from the verdicts its authors released."""
+    """A published judge's figures, from the verdicts its authors released, and the model
+    they ran. On a set of subsets (llmbar-adversarial) accuracy and position consistency are
+    the subsets' unweighted mean, as published; `subsets` each one's, `pooled` all items'."""
 
     set: str
     judge: str
+    model: str
     items: int
     accuracy: float
     position_consistency: float
+    subsets: dict[str, SubsetFigures] | None
+    pooled: SubsetFigures | None
     source: str
 
 
 class BenchSet(Output):
     """One set: accuracy (mean over both orders) and Cohen's κ against the gold labels,
-    position and length figures with their tests, 95% intervals, and the references."""
+    position and length figures with their tests, 95% intervals, and the references; on a
+    set of subsets (llmbar-adversarial) also each subset's figures and their mean."""
 
     items: int
     decided_by_rule: int
@@ -388,6 +409,8 @@ class BenchSet(Output):
     length_preference_z: Number
     length_preference_p: Number
     length_preference_flagged: bool
+    subsets: dict[str, SubsetFigures] | None
+    subset_mean: SubsetMean | None
     references: list[ReferenceJudge]
 
 
