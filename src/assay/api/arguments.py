@@ -1,6 +1,6 @@
 """The public API's arguments checked against its type hints, so that a wrong type is an
 InputError naming the function and the argument (`ERROR: assay.run: trials: expected int |
-None, got str ('3')`) before anything is read or written, not an AttributeError or TypeError
+None, got str ('3')`) before anything is written, not an AttributeError or TypeError
 from deep inside.
 
 Each argument given is validated by pydantic in strict mode (no `"3"` for 3, no `True` for a
