@@ -151,18 +151,32 @@ def test_the_ci_docs_workflows_parse_and_their_commands_gate_the_example(
 
 # -- text assay did not write cannot command the runner ------------------------------------
 
-INJECTED = "x\n::add-mask::secret\r::stop-commands::tok\n  ::set-output name=a::b ##[add-mask]z"
+INJECTED = (
+    "x\n::add-mask::secret\r::stop-commands::tok\n  ::set-output name=a::b\nsee ##[add-mask]z"
+)
+
+
+RUNNER_COMMANDS = {
+    "add-mask", "add-matcher", "add-path", "debug", "echo", "endgroup", "error", "group",
+    "notice", "remove-matcher", "save-state", "set-env", "set-output", "stop-commands", "warning",
+}  # fmt: skip
 
 
 def obeyed(text: str) -> list[str]:
-    """The workflow commands GitHub's runner would obey in a step's output: a line (split at
-    CR, LF, CRLF) whose text after blanks starts with `::`, or holding `##[` anywhere."""
+    """The workflow commands GitHub's runner would obey in a step's output, as it parses
+    them: each line (split at CR, LF, CRLF) whose text after blanks is `::NAME ...::` with a
+    command's name; failing that, one holding the legacy `##[NAME ...]` anywhere."""
     found = []
     for line in re.split(r"\r\n|\r|\n", text):
-        if line.lstrip().startswith("::"):
-            found.append(re.split(r"[ :]", line.lstrip()[2:], maxsplit=1)[0])
-        if "##[" in line:
-            found.append(line[line.index("##[") + 3 :].split("]")[0].split(" ")[0])
+        command = line.lstrip()
+        if command.startswith("::") and "::" in command[2:]:
+            name = re.split(r"[ :]", command[2:], maxsplit=1)[0]
+            if name in RUNNER_COMMANDS:
+                found.append(name)
+                continue
+        legacy = re.search(r"##\[([^\] ]*)[^\]]*\]", line)
+        if legacy and legacy.group(1) in RUNNER_COMMANDS:
+            found.append(legacy.group(1))
     return found
 
 
@@ -197,7 +211,7 @@ def test_a_condition_label_cannot_issue_workflow_commands(
     done = cli("report", "--suite", out / "suite.toml", "--scores", out / "scores.jsonl",
                "--trials", out / "trials.jsonl", "--out", tmp_path / "rep")  # fmt: skip
     assert done.code == 1, done.stderr
-    assert obeyed(done.stdout + done.stderr) == ["error"]  # assay's own: the release gate
+    assert set(obeyed(done.stdout + done.stderr)) == {"error"}  # assay's own annotations
     json_out = cli("import", "promptfoo", results, "--output", tmp_path / "j", "--json")
     assert obeyed(json_out.stdout) == []
     assert candidate in json_out.json()["conditions"]  # the same JSON value
