@@ -72,6 +72,26 @@ def _not_on_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture
+def v0_judge_templates(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The judge templates of the assay that wrote tests/fixtures/store-v0 (before prompts
+    were fenced, tests/fixtures/store-v0/templates/): its stored judgments are keyed by their
+    hashes, so with today's templates they are made again."""
+    from assay.scorers.judge import prompts
+
+    folder = ROOT / "tests" / "fixtures" / "store-v0" / "templates"
+    today = prompts.template_source
+
+    def source(name: str) -> str:
+        path = folder / f"{name}.j2"
+        return path.read_text(encoding="utf-8") if path.exists() else today(name)
+
+    prompts._compiled.cache_clear()
+    monkeypatch.setattr(prompts, "template_source", source)
+    yield
+    prompts._compiled.cache_clear()
+
+
 def plugin_args() -> list[str]:
     """`-p assay.pytest_plugin` for an inner pytest run, unless the installed `pytest11`
     entry point loads the plugin already (it cannot be registered twice)."""

@@ -264,10 +264,12 @@ def run(
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
     InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
     `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
+    from assay.api.arguments import checked
+
     loaded = load(suite)
     return execute_run(
         loaded,
-        run_request(loaded, **options),
+        checked(run_request, "assay.run")(loaded, **options),
         store=store,
         out=out,
         progress=progress,

@@ -9,7 +9,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.options import Corpus
-from assay.cli.output import err, out, print_json, progress
+from assay.cli.output import annotate, err, out, print_json, progress
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
 from assay.store import DEFAULT_STORE
@@ -96,7 +96,7 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
 
         published = publish(evaluation)  # $GITHUB_STEP_SUMMARY; annotations on GitHub Actions
         for line in published.annotations:
-            say(line)
+            annotate(line, stderr=as_json)
         for line in published.warnings:
             err(line)
 
