@@ -76,7 +76,7 @@ def value_range(
     hold 0, 1 and every value seen."""
     if share and all(0.0 <= v <= 1.0 for v in values):
         return 0.0, 1.0
-    return min(scale[0], 0.0, *values), max(scale[1], 1.0, *values)
+    return min(scale[0], 0.0, min(values)), max(scale[1], 1.0, max(values))
 
 
 def corpus_checks(
