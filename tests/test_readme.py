@@ -79,7 +79,8 @@ def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == expected, (argv, done.stdout, done.stderr)
         assert "no baseline comparison" in done.stdout, (argv, done.stdout)
     report = (tmp_path / "grounded-report" / "report.md").read_text(encoding="utf-8")
-    assert "| corpus:hallucination:max | lexical | fail | 1.000 | 0.200 | 4 |" in report
+    row = "| corpus:hallucination:max | lexical | interval | fail | 1.000 | [0.832, 1.000] | 0.200 | 20 |"
+    assert row in report
 
 
 def test_the_import_example_runs_as_written(tmp_path: Path) -> None:

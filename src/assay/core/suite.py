@@ -137,6 +137,19 @@ class Threshold(SuiteModel):
         return self
 
 
+CorpusDecision = Literal["interval", "estimate"]
+"""How a corpus bound is decided: on the confidence interval over cases (`interval`: `min`
+passes when the lower bound is at or above it, `max` when the upper bound is at or below)
+or on the mean alone (`estimate`)."""
+
+
+class CorpusThreshold(Threshold):
+    """A corpus bound (`[scoring.corpus]`): a threshold and how it is decided (`decide`;
+    unset: `[scoring] corpus_decide`)."""
+
+    decide: CorpusDecision | None = None
+
+
 class ScoringSection(SuiteModel):
     """[scoring]: deterministic scorers, rubric weights and scale, per-case thresholds.
 
@@ -145,7 +158,9 @@ class ScoringSection(SuiteModel):
     `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
     (`latency_s = {max = 5}`); every case of the gated condition must meet them.
     `corpus` takes the same forms (`hallucination = {max = 0.2}`) and bounds the mean over
-    the gated condition's scored cases (each case's mean over its trials first).
+    the gated condition's scored cases (each case's mean over its trials first), decided on
+    its confidence interval over cases unless `decide = "estimate"` (in the bound's table,
+    or `corpus_decide` for every bound that does not say).
     """
 
     scorers: list[ScorerEntry] = Field(default_factory=list)
@@ -153,7 +168,8 @@ class ScoringSection(SuiteModel):
     weights: dict[str, float] | None = None
     scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
-    corpus: dict[str, Threshold] = Field(default_factory=dict)
+    corpus: dict[str, CorpusThreshold] = Field(default_factory=dict)
+    corpus_decide: CorpusDecision = "interval"
 
     @field_validator("scorers", mode="before")
     @classmethod

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.core.jsonl import atomic_writer
+from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.files import REPORT_FILES
 from assay.reports.model import MetricDelta, Report
-from assay.verdict.checks import Check, interval_text
+from assay.verdict.checks import interval_text
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -83,11 +84,6 @@ def _figures(metrics: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
 
 
-def corpus_checks(checks: Sequence[Check]) -> list[Check]:
-    """The gate's corpus-threshold checks (`corpus:METRIC:min|max`)."""
-    return [c for c in checks if c.name.startswith("corpus:")]
-
-
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -105,6 +101,7 @@ def environment() -> Environment:
         drops=_drops,
         figures=_figures,
         corpus=corpus_checks,
+        value_interval=value_interval,
     )
     return env
 
