@@ -282,8 +282,8 @@ def test_bad_labels_are_an_input_error(cli: Any, tmp_path: Path) -> None:
 def test_suite_run_writes_html(cli: Any, tmp_path: Path) -> None:
     write_jsonl(
         tmp_path / "cases.jsonl",
-        [make_case(f"k{i}", expect={"contains": ["actionable"]}) for i in range(4)],
-    )
+        [make_case(f"k{i}", expect={"contains": ["actionable"]}) for i in range(8)],
+    )  # identical deltas: 8 cases settle the gate (4 could not, from a range of 0 to 1)
     suite = tmp_path / "suite.toml"
     suite.write_text(
         'name = "html-chain"\ncases = "cases.jsonl"\ntrials = 1\noutput = "out"\n'
@@ -369,3 +369,17 @@ def test_length_series_is_sampled_past_its_limit(
         ("candidate", 12, 5),
     ]
     assert "12 scored trials (5 plotted)" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_one_case_prints_no_nan_interval(cli: Any, tmp_path: Path) -> None:
+    """One case has no interval: the gate table said `[+nan, +nan]` beside its reason."""
+    files = run_files(tmp_path, cases=1)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", files["scores"], "--trials", files["trials"],
+        "--cases", files["cases"], "--format", "html", "--out", out,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"[+-]?\bnan\b", page) is None
+    assert '<td class="n">[no interval from 1 case]</td>' in page

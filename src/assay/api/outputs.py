@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from assay.api.schemas import OUTPUT_MODELS, LazyModels
 from assay.core.records import Output
 from assay.importers.common import Tool
-from assay.verdict.checks import JudgeStatus, ReleaseGate
+from assay.verdict.checks import JudgeStatus, ReleaseGate, SpendFigures
 
 Number = float | None
 
@@ -27,7 +27,10 @@ Number = float | None
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
     (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
-    null when it configures none). `exit_code` is the command's."""
+    null when it configures none). `exit_code` is the command's. `spent_usd` (= `spend.total`)
+    is what this invocation's calls cost, judges' and scorers' included; `run_spent_usd` (=
+    `run_spend.total`) what the run has cost in all its invocations (what `--budget-usd`
+    caps)."""
 
     run_id: str
     total: int
@@ -38,6 +41,8 @@ class RunSummary(Output):
     cache_hits: int
     spent_usd: float
     run_spent_usd: float
+    spend: SpendFigures
+    run_spend: SpendFigures
     stopped: str | None
     output: str | None
     store: str
@@ -144,6 +149,11 @@ class CalibratedDimension(Output):
     kind: Literal["binary", "categorical", "numeric"]
     statistic: Literal["kappa", "weighted_kappa", "lin_ccc"]
     scale: list[float] | None
+    scale_source: Literal["declared", "observed"] | None = Field(
+        default=None,
+        description="`declared`: the labels' `scale` (LOW-HIGH); `observed`: the lowest to"
+        " highest value seen, when no label declares one",
+    )
     safety: bool
     items: int
     items_without_majority: int
@@ -189,10 +199,11 @@ class JudgeBias(Output):
 
 
 class BiasReport(Output):
-    """`assay bias --json`: position and length bias per judge. `flagged`: a first- or
-    second-position preference beyond chance (|z| > 2); `length_preference_flagged`: the
-    longer (or shorter) response wins decided unequal-length comparisons beyond chance
-    (|z| > 2); `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
+    """`assay bias --json`: position and length bias per judge (a panel: each judge and the
+    panel pooled). `flagged`: a first- or second-position preference beyond chance (exact
+    binomial `p` < 0.05); `length_preference_flagged`: the longer (or shorter) response wins
+    decided unequal-length comparisons beyond chance (`length_preference_p` < 0.05);
+    `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
 
     judges: dict[str, JudgeBias]
 
@@ -210,6 +221,10 @@ class ModelWinRate(Output):
     avg_length: int | None
     length_controlled_win_rate: Number
     lc_standard_error: Number
+    undefined: dict[str, str] = Field(
+        default_factory=dict,
+        description="why a figure is null: field name → reason (`all 30 comparisons won`)",
+    )
 
 
 class WinRates(Output):
@@ -230,6 +245,9 @@ class Rating(Output):
     ci_high: Number
     games: int
     wins: float
+    undefined: dict[str, str] = Field(
+        default_factory=dict, description="why a figure is null: field name → reason"
+    )
 
 
 class Ranking(Output):
@@ -300,7 +318,11 @@ class History(Output):
 class ImportSummary(Output):
     """`assay import --json`: what was read and written. `baseline` is set when a condition
     is named baseline (the gate compares the others with it); `candidate` is the condition
-    the written suite's gate decides for; `scale` is the metrics' range the suite declares."""
+    the written suite's gate decides for; `scale` is the metrics' range the suite declares;
+    `complete` is false when the run did not finish in the source tool (`reasons` say why:
+    the suite's `[source]`); `source_gate` is the metric carrying the source's own verdict of
+    each test that every case must meet (promptfoo's `pass`; null without one or with
+    `--no-source-gate`)."""
 
     tool: Tool
     sources: list[str]
@@ -315,6 +337,9 @@ class ImportSummary(Output):
     scale: list[float]
     baseline: str | None
     candidate: str | None
+    complete: bool = True
+    reasons: list[str] = Field(default_factory=list)
+    source_gate: str | None = None
     notes: list[str] = Field(default_factory=list)
 
 
@@ -323,20 +348,41 @@ class ImportSummary(Output):
 Interval = list[float] | None
 
 
+class SubsetFigures(Output):
+    """A judge's accuracy and position consistency on one subset of a set (or all its items)."""
+
+    items: int
+    accuracy: Number
+    position_consistency: Number
+
+
+class SubsetMean(Output):
+    """The unweighted mean over a set's subsets, as the LLMBar paper reports its judges."""
+
+    accuracy: Number
+    position_consistency: Number
+
+
 class ReferenceJudge(Output):
-    """A published judge's figures on the whole set, from the verdicts its authors released."""
+    """A published judge's figures, from the verdicts its authors released, and the model
+    they ran. On a set of subsets (llmbar-adversarial) accuracy and position consistency are
+    the subsets' unweighted mean, as published; `subsets` each one's, `pooled` all items'."""
 
     set: str
     judge: str
+    model: str
     items: int
     accuracy: float
     position_consistency: float
+    subsets: dict[str, SubsetFigures] | None
+    pooled: SubsetFigures | None
     source: str
 
 
 class BenchSet(Output):
     """One set: accuracy (mean over both orders) and Cohen's κ against the gold labels,
-    position and length figures with their tests, 95% intervals, and the references."""
+    position and length figures with their tests, 95% intervals, and the references; on a
+    set of subsets (llmbar-adversarial) also each subset's figures and their mean."""
 
     items: int
     decided_by_rule: int
@@ -363,6 +409,8 @@ class BenchSet(Output):
     length_preference_z: Number
     length_preference_p: Number
     length_preference_flagged: bool
+    subsets: dict[str, SubsetFigures] | None
+    subset_mean: SubsetMean | None
     references: list[ReferenceJudge]
 
 

@@ -8,18 +8,18 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, model_line, paused_gc
+from assay.core.jsonl import model_line, paused_gc
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
 from assay.engine.session import check_keys
@@ -27,6 +27,7 @@ from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
+from assay.store.spend import Spend, run_spend
 
 if TYPE_CHECKING:
     # Imported where used: the evaluation after the run (numpy, the report models) is not
@@ -63,11 +64,18 @@ class RunOutcome:
             return EXIT_INCOMPLETE
         return self.evaluation.exit_code if self.evaluation is not None else 0
 
+    @property
+    def spend(self) -> Spend:
+        """What this invocation's calls cost, by role: the run's, then its evaluation's."""
+        after = self.evaluation.spend if self.evaluation is not None else Spend()
+        return self.run.spend.plus(after)
+
     def summary(self) -> RunSummary:
         """`assay run --json` (`assay schema run-summary`)."""
         from assay.api.outputs import RunSummary
+        from assay.verdict.checks import SpendFigures
 
-        result, evaluation = self.run, self.evaluation
+        result, evaluation, spend = self.run, self.evaluation, self.spend
         return RunSummary(
             run_id=result.run_id,
             total=result.total,
@@ -76,8 +84,10 @@ class RunOutcome:
             not_run=result.not_run,
             calls=result.calls,
             cache_hits=result.cache_hits,
-            spent_usd=round(result.spent_usd, 6),
+            spent_usd=round(spend.total or 0.0, 6),
             run_spent_usd=round(result.run_spent_usd, 6),
+            spend=SpendFigures(**spend.rounded()),
+            run_spend=SpendFigures(**result.run_spend.rounded()),
             stopped=result.stopped,
             output=str(self.request.output) if self.request.output else None,
             store=str(self.store),
@@ -190,10 +200,13 @@ def run_request(
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
+    source: Path | None = None
     if suite is not None and (isinstance(cases, str | Path) or cases is None):
-        catalogue: Sequence[Case] = load_suite_cases(suite, _path(cases))  # pinned: checked
+        source = _path(cases) or suite.path(suite.cases)
+        catalogue: Sequence[Case] = load_suite_cases(suite, source)  # pinned: checked
     elif isinstance(cases, str | Path) or cases is None:
-        catalogue = scan_cases(_path(cases) or DEFAULT_CASES)
+        source = _path(cases) or DEFAULT_CASES
+        catalogue = scan_cases(source)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -228,6 +241,7 @@ def run_request(
         ),
         allow_unmetered=allow_unmetered,
         output=_path(output),
+        catalogue=source,
         executor=executor or section.executor,
         ray_address=ray_address or section.ray_address,
     )
@@ -250,10 +264,12 @@ def run(
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
     InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
     `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
+    from assay.api.arguments import checked
+
     loaded = load(suite)
     return execute_run(
         loaded,
-        run_request(loaded, **options),
+        checked(run_request, "assay.run")(loaded, **options),
         store=store,
         out=out,
         progress=progress,
@@ -277,10 +293,11 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
-    check_run_outputs(suite, request, out)
+    check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
+        suite = with_run_base_url(suite, request.options.base_url)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
@@ -318,53 +335,8 @@ def execute_run(
     return outcome
 
 
-def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path | None) -> None:
-    """Refuse a trials file or a suite output folder that cannot be written, before any call."""
-    if request.output is not None:
-        check_output(request.output, "--output")
-    if suite is not None:
-        from assay.verdict.config import output_dir
-
-        folder, flag = (
-            (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
-        )
-        check_output(folder, flag, folder=True)
-
-
-def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
-    return params
-
-
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
-
-
-def load(suite: str | Path | Suite | None) -> Suite | None:
-    """A suite from its path (or as given)."""
-    if suite is None or isinstance(suite, Suite):
-        return suite
-    return load_suite(Path(suite))
-
-
-def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
-    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
-    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
-    from assay.verdict.config import resolve
-
-    scoring = suite.scoring.model_copy(
-        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
-    )
-    return suite.model_copy(update={"scoring": scoring})
 
 
 def _as_evaluated(
@@ -476,6 +448,8 @@ def _evaluate_run(
             raise
         outcome.notes.extend(exc.messages)  # the incomplete run is the news; 3 wins
     finally:
+        handle.flush()  # the evaluation's spend counts in the run's
+        outcome.run.run_spend = run_spend(handle, outcome.run.run_id)
         handle.close()
 
 

@@ -10,7 +10,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.options import Corpus
-from assay.cli.output import err, out
+from assay.cli.output import annotate, err, out
 from assay.store import DEFAULT_STORE
 
 
@@ -98,8 +98,11 @@ def report(
         out(f"wrote {path}")
     published = publish(result)  # $GITHUB_STEP_SUMMARY, and annotations on GitHub Actions
     for line in published.annotations:
-        out(line)
+        annotate(line)
     for line in published.warnings:
         err(line)
-    out(result.evaluation.analysis.gate.headline)
+    decided = result.evaluation.analysis.gate
+    out(decided.headline)
+    for reason in decided.reasons:
+        out(f"  - {reason}")
     raise typer.Exit(result.exit_code)

@@ -11,7 +11,7 @@ from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
-from assay.core.jsonl import check_output
+from assay.core.writable import Output, check_outputs
 from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(
@@ -53,30 +53,17 @@ def _serve(
     token: str | None,
     store: Path,
 ) -> None:
-    from assay.review import (
-        ReviewConfig,
-        ReviewStore,
-        create_app,
-        is_loopback,
-        open_review_set,
-        suggest_token,
-        token_weakness,
-    )
+    from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
     from assay.review.items import parse_mode
-    from assay.review.server import bind, serve, url_of
+    from assay.web.security import check_listening
+    from assay.web.server import bind, serve, url_of
 
-    weakness = token_weakness(token) if token is not None else None
-    if weakness is not None:
-        raise InputError(
-            f"ERROR: --token: {weakness}. A random token, for example: --token {suggest_token()}"
-        )
-    if not is_loopback(host) and token is None:
-        raise InputError(
-            f"ERROR: --host {host}: refusing to listen beyond loopback without --token: anyone"
-            " on the network could read the responses and write answers. Pass --token TOKEN"
-            f" (a random one, for example: --token {suggest_token()}; or set"
-            " ASSAY_REVIEW_TOKEN), or keep the default --host 127.0.0.1."
-        )
+    check_listening(
+        host,
+        token,
+        "ASSAY_REVIEW_TOKEN",
+        "read the responses and write answers",
+    )
     review = open_review_set(
         trials_path=trials, cases_path=cases, run_id=run, store_path=store, a=a, b=b, mode=mode
     )
@@ -158,12 +145,18 @@ def export_command(
     """Export review answers as Score rows, Labels and Comparisons (atomic writes)."""
     from assay.review import ReviewStore, export
 
-    paths = [p for p in (output, labels, comparisons) if p is not None]
-    if len({p.resolve() for p in paths}) != len(paths):
-        raise InputError("ERROR: --output/--labels/--comparisons: each needs its own file")
-    for flag, path in (("--output", output), ("--labels", labels), ("--comparisons", comparisons)):
-        if path is not None:
-            check_output(path, flag)
+    check_outputs(
+        [
+            Output(flag, path)
+            for flag, path in (
+                ("--output", output),
+                ("--labels", labels),
+                ("--comparisons", comparisons),
+            )
+            if path is not None
+        ],
+        [("the store (--store)", store)],
+    )
     if not store.exists():
         raise InputError(f"ERROR: {store}: no store here (pass --store PATH)")
     answers = ReviewStore(store).answers(dataset=dataset)

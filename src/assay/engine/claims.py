@@ -23,7 +23,7 @@ import weakref
 from typing import Any
 
 from assay.store import Store
-from assay.store.claims import claim_calls, queue_release, renew_claims
+from assay.store.claims import claim_calls, queue_unclaim, renew_claims
 from assay.store.lease import HEARTBEAT_S
 
 POLL_S = 0.1  # how often calls held by another process are looked for again
@@ -89,7 +89,7 @@ class Claims:
         """The call of a claimed key ended (`reply`: its recorded response, None when it
         failed): its claim is released with the next commit, and the tasks of this process
         waiting for it take the reply (or, without one, the next makes the call)."""
-        queue_release(self.store, key)
+        queue_unclaim(self.store, key)
         self.held -= 1
         if reply is not None:
             self._released[key] = reply

@@ -6,9 +6,10 @@ Claims are taken in batches, each in one small transaction of its own (the store
 writes keep their own, larger commits: a claim's commit then writes only this table's pages):
 within it, a key whose reply is cached is answered from the cache, a key another live process
 has claimed is left to it, and every other key is claimed by this process. A claim is released
-(`queue_release`) with the cached reply it produced, in the same commit; one whose holder is gone (a dead process of this host, or no heartbeat for
-`STALE_S`: `holder_gone`, as for run leases) is taken over, so a killed process never blocks
-anyone. The holder renews the heartbeat of all its claims at once (`renew_claims`).
+(`queue_unclaim`) in the commit of the cached reply it produced; one whose holder is gone (a
+dead process of this host, or no heartbeat for `STALE_S`: `holder_gone`, as for run leases)
+is taken over, so a killed process never blocks anyone. The holder renews the heartbeat of
+all its claims at once (`renew_claims`).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def _sort(db: sqlite3.Connection, keys: list[str], theirs: list[str]) -> list[st
     return free
 
 
-def queue_release(store: Store, key: str) -> None:
+def queue_unclaim(store: Store, key: str) -> None:
     """Release this process's claim of `key` at the next commit (with the reply it cached)."""
     store.queue("DELETE FROM call_claims WHERE key = ? AND holder = ?", (key, this_process()))
 

@@ -11,14 +11,14 @@ Each reader turns one set into `BenchItem`s: a prompt, two outputs in the set's 
 - `pandalm` (PandaLM test set v1, Apache-2.0): the majority of the three annotators; 0 (similar
   quality) is a tie, and an item without a strict majority is left out.
 
-`pick` is the one seeded selection rule, used for `--limit` and to cut bundled slices: items
-in the order of sha256("assay-judge-bench/<set>/<id>"), first n.
+`pick` is the one seeded selection rule, used for `--limit`: items in the order of
+sha256("assay-judge-bench/<set>/<id>"), first n. Without `--data`, a set's files are
+fetched once from their upstream repositories and cached (`fetch.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -26,12 +26,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from assay.api.judgebench.fetch import fetch_set
+from assay.api.judgebench.rows import (
+    LLMBarRow,
+    PandaLMRow,
+    PRDAnswer,
+    PRDQuestion,
+    PRDRating,
+    json_rows,
+    jsonl_rows,
+)
 from assay.core.errors import InputError
 
 Gold = Literal["a", "b", "tie"]
 SEED = "assay-judge-bench"
-BUNDLED = Path(__file__).parent / "data" / "slices"
 LLMBAR_ADVERSARIAL = ("Neighbor", "GPTInst", "GPTOut", "Manual")
+SUBSETS = {"llmbar-adversarial": LLMBAR_ADVERSARIAL}
+"""The sets made of subsets, in their paper's order: figures per subset and their mean."""
 PRD_MODELS = ("bard", "claude", "gpt35", "gpt4", "vicuna-13b")
 PRD_FILE = re.compile(
     r"^answer[_-](.+?)-vs-answer[_-](.+)-(gpt4|gpt35|claude|bard|human)-reviewer[_-]threeclass\.jsonl$"
@@ -43,7 +54,8 @@ class BenchItem:
     """One labelled pair: `output_1` is condition `a`, `output_2` condition `b`.
 
     Texts that are not strings upstream (PandaLM has a few outputs stored as JSON `true`)
-    are read as their Python text (`True`), so every item becomes valid trials."""
+    are read as their Python text (`True`), so every item becomes valid trials. `subset`
+    names the part of a set made of subsets (`SUBSETS`) the item comes from."""
 
     set: str
     id: str
@@ -51,6 +63,7 @@ class BenchItem:
     output_1: str
     output_2: str
     gold: Gold
+    subset: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("id", "prompt", "output_1", "output_2"):
@@ -70,49 +83,24 @@ def majority(votes: Iterable[Gold]) -> Gold | None:
     return label if total and count * 2 > total else None
 
 
-def read_json(path: Path) -> Any:
-    """One JSON document of a set; a missing or broken file is an input error naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"ERROR: --data: {path} not found (expected the set's public layout)"
-        ) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"ERROR: {path}: line {error.lineno}: not JSON: {error.msg}") from None
-
-
-def read_jsonl(path: Path) -> list[Any]:
-    """The objects of a set's JSONL file; a broken line is an input error naming file and line."""
-    if not path.is_file():
-        raise InputError(f"ERROR: --data: {path} not found (expected the set's public layout)")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise InputError(f"ERROR: {path}: line {number}: not JSON: {error.msg}") from None
-    return rows
-
-
 def _prompt(instruction: str, extra: str = "") -> str:
     return f"{instruction}\n\n{extra}" if extra.strip() else instruction
 
 
-def llmbar_subset(data: Path, subset: str) -> list[dict[str, Any]]:
-    """The rows of one LLMBar `Dataset/LLMBar/<subset>/dataset.json`."""
-    rows = read_json(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
-    return list(rows)
+def llmbar_subset(data: Path, subset: str) -> list[tuple[int, LLMBarRow]]:
+    """The rows of one LLMBar `Dataset/LLMBar/<subset>/dataset.json`, with their lines."""
+    return json_rows(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json", LLMBarRow)
 
 
 def _llmbar(data: Path, name: str, subsets: Sequence[str]) -> list[BenchItem]:
     items = []
     for subset in subsets:
-        for index, row in enumerate(llmbar_subset(data, subset)):
-            gold: Gold = "a" if row["label"] == 1 else "b"
-            key = f"{subset.split('/')[-1].lower()}-{index}"
-            items.append(BenchItem(name, key, row["input"], row["output_1"], row["output_2"], gold))
+        for index, (_, row) in enumerate(llmbar_subset(data, subset)):
+            gold: Gold = "a" if row.label == 1 else "b"
+            part = subset.split("/")[-1]
+            key = f"{part.lower()}-{index}"
+            shown = part if name in SUBSETS else None
+            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold, shown))  # type: ignore[arg-type]
     return items
 
 
@@ -146,21 +134,24 @@ def prd_files(data: Path, reviewer: str) -> dict[tuple[str, str], Path]:
 
 def prd_vicuna80(data: Path) -> list[BenchItem]:
     root = data / "prd_vicuna80" / "vicuna80"
-    questions = {
-        q["question_id"]: q["text"] for q in read_jsonl(root / "prompts" / "vicuna_questions.jsonl")
-    }
+    asked = root / "prompts" / "vicuna_questions.jsonl"
+    questions = {q.question_id: q.text for _, q in jsonl_rows(asked, PRDQuestion)}
+    generations = {model: root / "generations" / f"answer_{model}.jsonl" for model in PRD_MODELS}
     answers = {
-        model: {
-            a["question_id"]: a["text"]
-            for a in read_jsonl(root / "generations" / f"answer_{model}.jsonl")
-        }
-        for model in PRD_MODELS
+        model: {a.question_id: str(a.text) for _, a in jsonl_rows(path, PRDAnswer)}
+        for model, path in generations.items()
     }
     items = []
     for (first, second), path in prd_files(data, "human").items():
         votes: dict[int, list[Gold]] = defaultdict(list)
-        for row in read_jsonl(path):
-            votes[row["question_id"]].append(PRD_SCORE[row["score"]])
+        for number, row in jsonl_rows(path, PRDRating):
+            where = f"ERROR: {path}:{number}: question_id: {row.question_id}"
+            if row.question_id not in questions:
+                raise InputError(f"{where}: not a question of {asked}")
+            for model in (first, second):
+                if row.question_id not in answers[model]:
+                    raise InputError(f"{where}: {generations[model]} has no answer to it")
+            votes[row.question_id].append(PRD_SCORE[row.score])
         for question, given in sorted(votes.items()):
             gold = majority(given)
             if gold is not None:
@@ -182,15 +173,13 @@ PANDALM_LABEL: dict[int, Gold] = {0: "tie", 1: "a", 2: "b"}
 
 def pandalm(data: Path) -> list[BenchItem]:
     items = []
-    for row in read_json(data / "pandalm" / "testset-v1.json"):
-        votes = [PANDALM_LABEL[row[f"annotator{i}"]] for i in (1, 2, 3)]
+    for _, row in json_rows(data / "pandalm" / "testset-v1.json", PandaLMRow):
+        votes = [PANDALM_LABEL[vote] for vote in (row.annotator1, row.annotator2, row.annotator3)]
         gold = majority(votes)
         if gold is not None:
-            prompt = _prompt(row["instruction"], row["input"])
+            prompt = _prompt(row.instruction, row.input)
             items.append(
-                BenchItem(
-                    "pandalm", str(row["idx"]), prompt, row["response1"], row["response2"], gold
-                )
+                BenchItem("pandalm", str(row.idx), prompt, row.response1, row.response2, gold)  # type: ignore[arg-type]
             )
     return items
 
@@ -214,26 +203,14 @@ def pick(items: Sequence[BenchItem], limit: int | None) -> list[BenchItem]:
     return ordered if limit is None else ordered[:limit]
 
 
-def bundled(name: str) -> list[BenchItem] | None:
-    """The bundled slice of a set (`data/slices/<set>.jsonl` in the package), if there is one."""
-    path = BUNDLED / f"{name}.jsonl"
-    if not path.is_file():
-        return None
-    return [BenchItem(**row) for row in read_jsonl(path)]
-
-
-def load_set(name: str, data: Path | None) -> list[BenchItem]:
-    """A set's items: from `data` (the public layout) when given, else the bundled slice."""
+def load_set(name: str, data: Path | None, mirror: str | None = None) -> list[BenchItem]:
+    """A set's items: from `data` (the public layout) when given, else from the pinned
+    upstream files, fetched once into the cache (`fetch.fetch_set`, `mirror` for another
+    source)."""
     if name not in READERS:
         raise InputError(f"ERROR: --set: unknown set {name!r}; expected one of {', '.join(SETS)}")
     if data is not None:
         if not data.is_dir():
             raise InputError(f"ERROR: --data: {data} is not a directory")
         return READERS[name](data)
-    items = bundled(name)
-    if items is None:
-        raise InputError(
-            f"ERROR: --set {name}: no bundled slice of this set in this installation; pass"
-            " --data DIR, a folder holding the public sets (see `assay judge-bench --help`)"
-        )
-    return items
+    return READERS[name](fetch_set(name, mirror))
