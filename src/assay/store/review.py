@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from assay.store.db import Store, now_iso
-from assay.store.transactions import immediate
+from assay.store.transactions import Connection, immediate
 
 Mode = Literal["scores", "pairwise"]
 MODES: tuple[Mode, ...] = ("scores", "pairwise")
@@ -73,7 +73,8 @@ class ReviewStore:
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, factory=Connection)
+        db.path = self.path
         try:
             db.execute("PRAGMA busy_timeout=30000")
             yield db
