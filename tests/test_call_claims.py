@@ -214,3 +214,26 @@ def test_a_cancelled_call_leaves_no_claim(tmp_path: Path, when: str) -> None:
         assert store.db.execute("SELECT count(*) FROM call_claims").fetchone()[0] == 0
     finally:
         store.close()
+
+
+def test_replies_are_held_only_until_the_store_commits_them(tmp_path: Path) -> None:
+    """A run always has writes queued: the replies kept for calls asked again before their
+    cache rows land are dropped at the next commit, not when the queue is empty."""
+    from assay.engine.claims import claims_for
+
+    store = Store(tmp_path / "s.db")
+    model = Counting()
+    calls = caller(store)
+
+    async def go() -> list[str]:
+        store.periodic = True
+        await calls.call(model, request("first"))
+        store.flush()  # the first reply's cache row is committed
+        store.queue_cache("unrelated", {"text": "x"})  # ... and the queue is never empty
+        await calls.call(model, request("second"))
+        return sorted(r["text"] for r in claims_for(store)._released.values())
+
+    try:
+        assert asyncio.run(go()) == ["reply 2"]
+    finally:
+        store.close()

@@ -42,9 +42,10 @@ class Claims:
         # The keys in flight in this process, each with the future its other askers wait on
         # (made when the first comes): settled with the reply (None: none) when the call ends.
         self._local: dict[str, asyncio.Future[Reply | None] | None] = {}
-        # Replies of calls this process made whose cache rows are still queued (the store
-        # would not find them yet): kept until the store has no write queued.
+        # Replies of calls this process made since the store's last commit: their cache rows
+        # are still queued (the store would not find them yet). Dropped at the next commit.
         self._released: dict[str, Reply] = {}
+        self._since = store.commits
         # Keys to claim at the next batch, and keys another process holds; each future is
         # settled with the cached reply's JSON text, or None once this process holds the key.
         self._asked: dict[str, asyncio.Future[str | None]] = {}
@@ -64,11 +65,8 @@ class Claims:
             theirs = await asyncio.shield(own)
             if theirs is not None:
                 return copy.deepcopy(theirs)
-        if self._released:
-            if not self.store.pending():  # committed: the store answers from here on
-                self._released.clear()
-            elif key in self._released:
-                return copy.deepcopy(self._released[key])
+        if key in self._recent():
+            return copy.deepcopy(self._released[key])
         self._local[key] = None
         asked = self._ask(key)
         try:
@@ -92,14 +90,20 @@ class Claims:
         queue_unclaim(self.store, key)
         self.held -= 1
         if reply is not None:
-            self._released[key] = reply
+            self._recent()[key] = reply
         self._settle(key, reply)
         if not self.store.periodic and self._commit is None:
             self._commit = self.loop.call_later(COMMIT_S, self._commit_now)
 
     def forget(self, key: str) -> None:
         """Its caller found the reply to `key` unusable: not answered from it again."""
-        self._released.pop(key, None)
+        self._recent().pop(key, None)
+
+    def _recent(self) -> dict[str, Reply]:
+        """The replies released since the store's last commit (the earlier ones are in it)."""
+        if self._since != self.store.commits:
+            self._released, self._since = {}, self.store.commits
+        return self._released
 
     def _settle(self, key: str, reply: Reply | None) -> None:
         local = self._local.pop(key, None)

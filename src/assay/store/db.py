@@ -13,17 +13,15 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from assay.core.errors import AssayError, Incomplete, InputError
 from assay.core.jsonl import json_line
 from assay.store.schema import check_version, migrate
 from assay.store.transactions import Connection, immediate, store_of
-
-T = TypeVar("T")
 
 DEFAULT_STORE = Path(".assay/assay.db")
 
@@ -200,6 +198,7 @@ class Store:
             raise
         _OPENED[path] = None
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self.commits = 0  # the flushes that committed queued writes, so far
         self.periodic = False  # a run's engine commits on a clock (`commit_soon`)
 
     # -- writes ---------------------------------------------------------------------------
@@ -208,23 +207,19 @@ class Store:
         self._pending.append((sql, params))
 
     def flush(self) -> None:
-        """Commit queued writes in one transaction."""
-        if self._pending:
-            self.write(_nothing)
-
-    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Commit the queued writes and `work`'s (given the connection) in one transaction;
-        what `work` returns. If the commit fails (a full disk), the queued writes stay queued
-        for the next one, so nothing queued is dropped while the process lives."""
+        """Commit queued writes in one transaction. If the commit fails (a full disk), they
+        stay queued for the next one, so nothing queued is dropped while the process lives."""
+        if not self._pending:
+            return
         pending, self._pending = self._pending, []
         try:
             with immediate(self.db) as db:
                 for sql, rows in _runs(pending):
                     db.executemany(sql, rows)
-                return work(db)
         except BaseException:
             self._pending[:0] = pending
             raise
+        self.commits += 1
 
     def commit_soon(self) -> None:
         """Commit the queued writes now; while a run commits on a clock (`periodic`, set by
@@ -315,7 +310,3 @@ class Store:
             self.flush()
         finally:
             self.db.close()
-
-
-def _nothing(db: sqlite3.Connection) -> None:
-    """No work beyond the queued writes (`Store.flush`)."""
