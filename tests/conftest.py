@@ -195,6 +195,17 @@ def mock_server() -> Iterator[Any]:
         server.stop()
 
 
+@pytest.fixture
+def hostile_server() -> Iterator[Any]:
+    """A server on 127.0.0.1 whose replies should not be trusted (tests/hostile_server.py):
+    the model name chooses the hostility (`openai:endless`, `anthropic:huge`, ...)."""
+    from hostile_server import HostileServer
+
+    server = HostileServer()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(autouse=True)
 def _work_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs in its own folder, so default outputs never land in the checkout."""

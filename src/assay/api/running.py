@@ -187,6 +187,7 @@ def run_request(
     ray_address: str | None = None,
     batch: bool | None = None,
     batch_poll_s: float | None = None,
+    max_reply_bytes: int | None = None,
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
@@ -224,6 +225,7 @@ def run_request(
         options=ModelOptions(
             base_url=base_url or section.base_url,
             price=parse_price(price_text) if price_text else None,
+            max_reply_bytes=max_reply_bytes or section.max_reply_bytes,
             extra={"root": suite.root} if suite is not None else {},
         ),
         allow_unmetered=allow_unmetered,

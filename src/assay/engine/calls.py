@@ -233,7 +233,7 @@ class Caller:
         key = cache_key(model.identity(), request)
         if use_cache:
             hit = self.store.cached(key)
-            if hit is not None:
+            if hit is not None and isinstance(hit.get("text"), str):  # (else: asked again)
                 self.cache_hits += 1
                 return without_secrets(Response(**hit), self.secrets)
         await self._ready(model)
@@ -463,4 +463,8 @@ class Caller:
         finally:
             limiter.release()
         limiter.on_success()
+        if not isinstance(response.text, str):  # a provider's bug: never recorded as an answer
+            tally.cost += response.cost_usd or 0.0
+            what = type(response.text).__name__
+            raise ModelError(f"{model.spec} answered with a {what} where text was expected")
         return response

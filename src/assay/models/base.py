@@ -78,6 +78,16 @@ class ModelError(Exception):
         self.status = status  # the HTTP status of an error reply (None for other failures)
 
 
+def reply_too_large(cap: int, what: str = "reply") -> ModelError:
+    """The error of a reply (an HTTP body, a CLI's stdout) longer than the cap
+    (`core/limits.py`): not retried, since the same request would bring the same flood, and
+    nothing of the reply is kept."""
+    return ModelError(
+        f"the {what} is larger than the {cap:,}-byte cap on replies"
+        " ([run] max_reply_bytes, --max-reply-bytes); nothing of it was kept"
+    )
+
+
 class ServerMismatch(InputError):
     """The server a model spec points at cannot serve it: nothing answers at the URL, it
     refuses the credentials, or it does not serve the model named. Every call would fail the

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from assay.core.redact import scrub
+from assay.core.redact import scrub_cut
 from assay.models.base import ModelError, Response
 
 FORMATS = ("text", "claude-json", "codex-jsonl")
@@ -20,8 +20,8 @@ OVERLOAD_HINTS = ("overloaded", "rate limit", "rate_limit", "429", "529", "503")
 
 
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return scrub(text[:MESSAGE_LIMIT] + ("…" if len(text) > MESSAGE_LIMIT else ""))
+    text = scrub_cut(" ".join(str(text).split()), MESSAGE_LIMIT + 1)
+    return text[:MESSAGE_LIMIT] + ("…" if len(text) > MESSAGE_LIMIT else "")
 
 
 def _failure(prefix: str, text: str) -> ModelError:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.redact import scrub
+from assay.core.limits import MAX_REPLY_BYTES
+from assay.core.redact import scrub_cut
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, claude_price
@@ -35,7 +36,6 @@ PLACEHOLDER = "{prompt}"
 # The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its
 # NUL): a longer prompt goes on stdin (claude, codex) or is refused before the run.
 MAX_ARG_BYTES = 128 * 1024 - 1
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
 DETAIL_LIMIT = 4000
 
 CLAUDE_ARGV = [
@@ -82,12 +82,16 @@ def working_directory(configured: Path | None) -> Iterator[Path]:
 
 
 def _detail(finished: Finished) -> str:
+    """The error detail: stderr's end and stdout's start, each scrubbed before it is cut
+    (stderr is already the tail of what the process wrote: models/process.py)."""
     parts = []
     if finished.stderr.strip():
-        parts.append("stderr:\n" + finished.stderr[-DETAIL_LIMIT:])
+        parts.append(
+            "stderr:\n" + scrub_cut(finished.stderr, DETAIL_LIMIT, tail=True, cut_before=True)
+        )
     if finished.stdout.strip():
-        parts.append("stdout:\n" + finished.stdout[:DETAIL_LIMIT])
-    return scrub("\n".join(parts))
+        parts.append("stdout:\n" + scrub_cut(finished.stdout, DETAIL_LIMIT))
+    return "\n".join(parts)
 
 
 class CommandModel:
@@ -112,6 +116,7 @@ class CommandModel:
         metered: bool = True,
         prompt_after_dashes: bool = False,
         stdin_args: list[str] | None = None,
+        max_output: int = MAX_REPLY_BYTES,
     ) -> None:
         self.spec = spec
         self.argv = argv
@@ -128,6 +133,7 @@ class CommandModel:
         self.model = model
         self.budget_flag = budget_flag
         self.metered = metered
+        self.max_output = max_output  # stdout beyond this is an error, not an answer
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -173,7 +179,7 @@ class CommandModel:
     async def generate(self, request: Request) -> Response:
         argv, stdin = self.command_line(request)
         with working_directory(self.workdir) as cwd:
-            finished = await run_process(argv, stdin, cwd, request.timeout_s, MAX_OUTPUT_BYTES)
+            finished = await run_process(argv, stdin, cwd, request.timeout_s, self.max_output)
         if finished.returncode != 0:
             raise self._exit_error(finished)
         try:
@@ -197,7 +203,9 @@ class CommandModel:
                 exc.cost_usd = exc.cost_usd if self.metered else None
                 return exc
         last = finished.stderr.strip().splitlines()[-1:] or [""]
-        message = f"{name} {how}" + (f": {scrub(last[0][:300])}" if last[0] else "")
+        message = f"{name} {how}" + (
+            f": {scrub_cut(last[0], 300, cut_before=True)}" if last[0] else ""
+        )
         return ModelError(message, detail=_detail(finished))
 
     def _response(self, parsed: Response) -> Response:
@@ -240,6 +248,7 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
         budget_flag=True,
         prompt_after_dashes=True,
         stdin_args=[],  # `claude --print` without a prompt argument reads it from stdin
+        max_output=options.max_reply_bytes,
     )
 
 
@@ -258,6 +267,7 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         metered=False,
         prompt_after_dashes=True,
         stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
+        max_output=options.max_reply_bytes,
     )
 
 
@@ -285,4 +295,5 @@ def create_command(rest: str, options: ModelOptions) -> CommandModel:
         options.response_format,
         price=options.price,
         workdir=options.workdir,
+        max_output=options.max_reply_bytes,
     )
