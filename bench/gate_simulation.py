@@ -8,7 +8,12 @@ latent quality (paired) and adds to every metric a per-case effect drawn around 
 effects average to zero, not that every case is unchanged. Prints the pass rates, then a
 JSON object as the last line.
 
-    PYTHONPATH=src python bench/gate_simulation.py [--sims 200]
+With `--sweep`, for each case count from 2 to 200 (3 trials each, no true difference): how
+often the stats gate passes (must be <= 5% at every count) and how often the weighted
+score's 95% interval holds the true delta, 0 (>= 93% from 5 cases up). Below 5 cases the
+gate never passes (`verdict.interval.MIN_CASES`); the interval's coverage is still shown.
+
+    PYTHONPATH=src python bench/gate_simulation.py [--sims 200] [--sweep [--sweep-sims 1000]]
 """
 
 from __future__ import annotations
@@ -56,6 +61,26 @@ def pass_rate(mode: str, cases: int, effect: float, sims: int, seed: int) -> flo
     return passed / sims
 
 
+SWEEP = (2, 3, 4, 5, 7, 10, 20, 50, 100, 200)
+
+
+def sweep(sims: int, seed: int = 5) -> dict[str, dict[str, float]]:
+    """Per case count: false-PASS rate and the weighted score interval's coverage of 0."""
+    rubric = Rubric.from_weights()
+    config = GateSection()
+    out = {}
+    for cases in SWEEP:
+        rng = np.random.default_rng([seed, cases])
+        passed = covered = 0
+        for _ in range(sims):
+            analysis = analyse(simulate(rng, cases, 0.0), rubric, config)
+            passed += analysis.gate.passed
+            weighted = analysis.paired["candidate"].intervals["weighted_score"]
+            covered += weighted.ci_low <= 0.0 <= weighted.ci_high
+        out[str(cases)] = {"false_pass": passed / sims, "coverage": covered / sims}
+    return out
+
+
 def observed_effect(effect: float, seed: int) -> float:
     rows = simulate(np.random.default_rng(seed), 4000, effect)
     rubric = Rubric.from_weights()
@@ -69,7 +94,19 @@ def observed_effect(effect: float, seed: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=200, help="simulated runs per figure")
+    parser.add_argument("--sweep", action="store_true", help="false PASS and coverage, 2-200")
+    parser.add_argument("--sweep-sims", type=int, default=1000, help="simulated runs per count")
     args = parser.parse_args()
+    if args.sweep:
+        started = time.perf_counter()
+        figures = sweep(args.sweep_sims)
+        print(f"no true difference, 3 trials per case, {args.sweep_sims} simulated runs each:")
+        print("  cases  gate passes  95% interval holds 0")
+        for cases, row in figures.items():
+            print(f"  {cases:>5}  {row['false_pass']:>11.1%}  {row['coverage']:>20.1%}")
+        seconds = round(time.perf_counter() - started, 1)
+        print(json.dumps({"sweep_sims": args.sweep_sims, "sweep": figures, "seconds": seconds}))
+        return
     started = time.perf_counter()
     null_cases = 100
     figures = {

@@ -83,8 +83,14 @@ def _reply_text(prompt: str) -> str:
     return f"Mock reply {digest}: a short, direct answer."
 
 
-def schema_instance(schema: dict[str, Any], seed: str) -> Any:
-    """A small value valid against a JSON Schema (the subset judges use), chosen by `seed`."""
+def schema_instance(schema: dict[str, Any], seed: str, defs: dict[str, Any] | None = None) -> Any:
+    """A small value valid against a JSON Schema (the subset judges use, with pydantic's
+    `$defs`/`$ref` and `anyOf`, as DeepEval's schemas have), chosen by `seed`."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    if "$ref" in schema:
+        return schema_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], seed, defs)
+    if "anyOf" in schema:
+        return schema_instance(schema["anyOf"][0], seed, defs)
     pick = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16)
     kind = schema.get("type")
     if "enum" in schema:
@@ -92,11 +98,12 @@ def schema_instance(schema: dict[str, Any], seed: str) -> Any:
         return options[pick % len(options)]
     if kind == "object":
         return {
-            name: schema_instance(sub, f"{seed}/{name}")
+            name: schema_instance(sub, f"{seed}/{name}", defs)
             for name, sub in schema.get("properties", {}).items()
         }
     if kind == "array":
-        return [schema_instance(schema.get("items", {}), f"{seed}/0")][: schema.get("maxItems", 1)]
+        item = schema_instance(schema.get("items", {}), f"{seed}/0", defs)
+        return [item][: schema.get("maxItems", 1)]
     if kind == "boolean":
         return False
     if kind in ("number", "integer"):

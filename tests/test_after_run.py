@@ -387,13 +387,13 @@ def test_history_hashes_the_responses_only_for_trials_without_a_run(
     assert runs[0] == "r1" and runs[1].startswith("trials-")
 
 
-def test_the_warmed_modules_cover_what_the_bootstrap_imports_on_first_use() -> None:
+def test_the_warmed_modules_cover_what_the_interval_imports_on_first_use() -> None:
     code = (
         "import sys\nfrom assay.api import warming\n"
         "for name in warming.EVALUATION_MODULES: __import__(name)\n"
-        "from assay.verdict.bootstrap import paired_bootstrap\n"
+        "from assay.verdict.interval import paired_intervals\n"
         "before = set(sys.modules)\n"
-        "paired_bootstrap([[0.1], [0.4], [0.2], [0.9]], resamples=50)\n"
+        "paired_intervals([[0.1], [0.4], [0.2], [0.9]], span=4.0)\n"
         "print(sorted(set(sys.modules) - before))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -55,7 +55,7 @@ def test_winrate_agrees_with_the_command(cli: Any) -> None:
     assert result.baseline == "baseline" and "baseline" not in result.models
     assert all(result.models[name].length_controlled_win_rate is None for name in result.unfitted)
     objects = assay.winrate(records(COMPARISONS, Comparison), baseline="baseline")
-    assert objects.unfitted == []
+    assert objects.unfitted == {}
     raw = cli("winrate", "--comparisons", COMPARISONS, "--baseline", "baseline", "--json")
     assert objects.as_json() == raw.json()
 

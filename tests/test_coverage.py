@@ -241,3 +241,33 @@ def test_every_trial_errored_is_incomplete_not_bad_input(cli: Any, tmp_path: Pat
     )
     assert result.code == 3, result.stderr
     assert "all 1 trial(s) errored" in result.stderr
+
+
+def test_a_plan_of_a_million_trials_is_counted_not_enumerated() -> None:
+    """Gaps are counted case by case from the records: a trial numbered 10**6 (an imported
+    epoch) makes a plan of a million trials per case, which costs what its records cost."""
+    import time
+
+    from assay.core.records import Trial
+    from assay.core.suite import GateSection
+    from assay.verdict.coverage import Evidence, measure
+
+    trials = [
+        Trial(case_id=c, trial=1, condition="candidate", runner="x", response="ok")
+        for c in ("a", "b", "c")
+    ] + [Trial(case_id="a", trial=10**6, condition="candidate", runner="x", response="ok")]
+    started = time.perf_counter()
+    found = measure(
+        Evidence(trials=trials, scored={(t.case_id, "candidate", t.trial) for t in trials}),
+        ["candidate"],
+        cases=None,
+        trials=None,
+        gate=GateSection(),
+    )
+    assert time.perf_counter() - started < 1.0
+    assert found.trials == 10**6 and found.expected == 3 * 10**6
+    assert found.answered == 4 and found.scored == 4 and found.missing == 3 * 10**6 - 4
+    assert not found.complete and found.gaps_total == found.missing
+    # every case with gaps lists its first; the rest fill up to 200
+    assert {g.case_id for g in found.gaps} == {"a", "b", "c"} and len(found.gaps) == 202
+    assert [g.trial for g in found.gaps[:2]] == [2, 3]

@@ -94,6 +94,7 @@ def test_missing_judge_key_disables_the_judge_and_every_report_says_so(
         "judges": [JUDGE],
         "skipped": ["correctness"],
         "skipped_corpus": [],
+        "standins": [],
     }
     assert summary["answered"] == 12
     out = tmp_path / "out"
@@ -205,6 +206,7 @@ def test_an_enabled_judge_is_reported_as_enabled(cli: Any, tmp_path: Path) -> No
         "judges": ["mock:fair"],
         "skipped": [],
         "skipped_corpus": [],
+        "standins": [],
     }
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["judge"]["status"] == "enabled"
@@ -329,3 +331,30 @@ def test_a_suite_without_judges_is_checked_without_the_judges_modules(tmp_path: 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["None", "False"]
+
+
+def test_a_lexical_stand_in_for_a_judged_grounding_figure_is_never_weighed(
+    cli: Any, tmp_path: Path
+) -> None:
+    """With the grounding judge disabled, groundedness is checked lexically: the figure is
+    reported and compared, but neither the suite's weight on it nor the implied equal weights
+    put it into the weighted score (or the category tables made from it)."""
+    context = [{"id": "d1", "text": "Thing 1 is done from the settings page of the account."}]
+    cases = [
+        make_case(f"k{i}", prompt="Thing 1 is done from the settings page of the account.",
+                  context=context, expect={"contains": ["actionable"]})
+        for i in range(3)
+    ]  # fmt: skip
+    grounding = '{ name = "groundedness", options = { judge = "openai:gpt-4o" } }'
+    for weights in ("", "weights = { groundedness = 1, contains = 1 }\n"):
+        suite = write_suite(
+            tmp_path,
+            ["baseline=mock:echo", "candidate=mock:answer"],
+            f'[scoring]\nscorers = ["contains", {grounding}]\n{weights}',
+        )
+        write_jsonl(tmp_path / "cases.jsonl", cases)
+        result = cli("run", suite, "--store", tmp_path / "s.db", "--json")
+        assert result.code in (0, 1), result.stderr
+        report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+        assert report["weights"] == {"contains": 1.0}, weights
+        assert report["judge"]["standins"] == ["groundedness"]

@@ -161,7 +161,9 @@ def test_report_with_judge_backed_grounding_checks_weights_before_any_call(
     assert requests(world) == 0
     assert not (folder / "bad" / "report.md").exists()
     good = cli(*args, "--weights", "recall@3=1", "--out", folder / "good")  # the control
-    assert good.code in (0, 1), good.stderr
+    # the suite's judges scored nothing here (no --scores): INCOMPLETE, exit 3
+    assert good.code == 3, good.stderr
+    assert "no judge or human score row" in good.stdout
     assert requests(world) > 0
 
 

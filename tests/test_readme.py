@@ -76,7 +76,7 @@ def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == expected, (argv, done.stdout, done.stderr)
         assert "no baseline comparison" in done.stdout, (argv, done.stdout)
     report = (tmp_path / "grounded-report" / "report.md").read_text(encoding="utf-8")
-    assert "| corpus:hallucination:max | fail | 1.000 | 0.200 | 4 |" in report
+    assert "| corpus:hallucination:max | lexical | fail | 1.000 | 0.200 | 4 |" in report
 
 
 def test_the_import_example_runs_as_written(tmp_path: Path) -> None:

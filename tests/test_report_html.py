@@ -369,3 +369,17 @@ def test_length_series_is_sampled_past_its_limit(
         ("candidate", 12, 5),
     ]
     assert "12 scored trials (5 plotted)" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_one_case_prints_no_nan_interval(cli: Any, tmp_path: Path) -> None:
+    """One case has no interval: the gate table said `[+nan, +nan]` beside its reason."""
+    files = run_files(tmp_path, cases=1)
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--scores", files["scores"], "--trials", files["trials"],
+        "--cases", files["cases"], "--format", "html", "--out", out,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"[+-]?\bnan\b", page) is None
+    assert '<td class="n">[no interval from 1 case]</td>' in page

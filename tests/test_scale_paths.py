@@ -107,7 +107,8 @@ def test_run_request_streams_a_catalogue_file(tmp_path: Path) -> None:
 
 
 def test_summarise_matches_the_per_row_figures() -> None:
-    """The columnar summary equals the per-row definition (Rubric.weighted, fsum of means)."""
+    """The columnar summary equals the definition: fsum means over the rows that carry each
+    metric, the weighted score Σ weight × goodness(mean) over the weighted metrics."""
     import math
     import random
 
@@ -131,8 +132,12 @@ def test_summarise_matches_the_per_row_figures() -> None:
         rows.append(ScoredTrial(f"c{i}", 1, "baseline", metrics, blocker=i % 17 == 0))
     names = metric_names(rows, rubric)
     summary = summarise(rows, rubric, names)
-    weighted = [w for w in (rubric.weighted(r.metrics) for r in rows) if w is not None]
-    assert summary.weighted_score == math.fsum(weighted) / len(weighted)
+    means = {
+        name: math.fsum(values) / len(values)
+        for name in rubric.weights
+        if (values := [r.metrics[name] for r in rows if name in r.metrics])
+    }
+    assert summary.weighted_score == pytest.approx(rubric.weighted(means), rel=1e-12)
     for name in names:
         values = [r.metrics[name] for r in rows if name in r.metrics]
         assert summary.means[name] == math.fsum(values) / len(values)

@@ -181,10 +181,11 @@ def test_rubric_judge_rows_are_weighed_on_their_own_metrics(cli, tmp_path: Path)
     """Rows from a rubric judge carry its criteria, not the five defaults: without --weights
     they are weighed equally (a suite's [judge] rubric gives its criteria weights)."""
     rows = [
-        {"case_id": c, "trial": 1, "condition": cond, "accuracy": v, "tone": v + (c == "a")}
+        {"case_id": c, "trial": 1, "condition": cond, "accuracy": v, "tone": v + (c in "ace")}
         for c in "abcdef"
         for cond, v in (("baseline", 2), ("candidate", 4))
     ]
+    rows[0]["tone"] = 2  # the cases' deltas differ: all alike would give no interval to pass on
     result = score(cli, tmp_path, rows)
     assert result.code == 0, result.stderr
     assert result.json()["weights"] == {"accuracy": 0.5, "tone": 0.5}
@@ -281,7 +282,7 @@ def test_several_conditions_each_compared_with_baseline(cli, tmp_path: Path) -> 
 
 
 def tier_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Low-risk cases improve a lot; high-risk cases lose 0.5 on safety."""
+    """Low-risk cases improve a lot; high-risk cases lose 0.3 or 0.5 on safety."""
     rows, cases = [], []
     for i in range(60):
         risk = "high" if i % 3 == 0 else "low"
@@ -289,7 +290,8 @@ def tier_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         base = 3.0 + (i % 2) * 0.5
         rows.append(row(f"c{i}", "baseline", value=base))
         if risk == "high":
-            rows.append(row(f"c{i}", "candidate", value=base + 0.5, safety=base - 0.5))
+            loss = 0.5 - (i % 2) * 0.2
+            rows.append(row(f"c{i}", "candidate", value=base + 0.5, safety=base - loss))
         else:
             rows.append(row(f"c{i}", "candidate", value=base + 0.5, safety=base + 0.5))
     return rows, cases
@@ -405,21 +407,6 @@ def test_a_risk_tier_counts_the_cases_needed_in_all(cli, tmp_path: Path) -> None
             f"about {check['cases_needed']} cases in all would likely resolve it" in check["reason"]
         )
         assert "(have 30 in all, 10 " in check["reason"]
-
-
-def test_bootstrap_fast_path_matches_resampling_cases() -> None:
-    import numpy as np
-
-    from assay.verdict.bootstrap import paired_bootstrap
-
-    rng = np.random.default_rng(0)
-    coarse = (rng.integers(1, 6, 400) - rng.integers(1, 6, 400)) / 3.0  # few distinct values
-    jittered = coarse + rng.uniform(-1e-7, 1e-7, 400)  # all distinct: resamples case indices
-    fast = paired_bootstrap(coarse)
-    slow = paired_bootstrap(jittered)
-    assert abs(fast.low[0] - slow.low[0]) < 0.02 and abs(fast.high[0] - slow.high[0]) < 0.02
-    spread = 1.96 * coarse.std(ddof=1) / np.sqrt(400)
-    assert fast.high[0] - fast.low[0] == pytest.approx(2 * spread, rel=0.1)
 
 
 def test_suite_sections_reject_unknown_keys(cli, tmp_path: Path) -> None:

@@ -121,7 +121,8 @@ def test_a_hallucinating_agent_fails_its_corpus_threshold(cli: Any, tmp_path: Pa
     assert checks["corpus:groundedness:min"]["status"] == "fail"
     out = tmp_path / "out"
     assert (
-        "| corpus:hallucination:max | fail | 1.000 | 0.200 | 3 |" in (out / "report.md").read_text()
+        "| corpus:hallucination:max | lexical | fail | 1.000 | 0.200 | 3 |"
+        in (out / "report.md").read_text()
     )
     junit = (out / "report.junit.xml").read_text()
     assert 'classname="corpus" name="corpus:hallucination:max"' in junit

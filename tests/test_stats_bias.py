@@ -192,3 +192,67 @@ def test_a_rows_score_is_numpys_mean_without_an_array_for_a_few_metrics(
     monkeypatch.setattr(bias.np, "mean", counted)
     assert [bias.score_value(row, None) for row, _ in rows] == expected
     assert calls and min(calls) >= 8  # numpy only for rows of 8 metrics or more
+
+
+def test_flag_and_printed_p_come_from_the_same_test(cli: Any, tmp_path: Path) -> None:
+    """5 of 5 inconsistent pairs chose the first position: z 2.236 was flagged by |z| > 2
+    while the printed exact p was 0.0625; 6 of 6 (p 0.031) is flagged."""
+    from scipy.stats import binomtest
+
+    for n, flagged in ((5, False), (6, True)):
+        rows = [two_order(f"f{i}", "a", "b") for i in range(n)]
+        path = write_jsonl(tmp_path / f"c{n}.jsonl", rows)
+        j = cli("bias", "--comparisons", path, "--json").json()["judges"]["j"]
+        assert j["p"] == pytest.approx(binomtest(n, n, 0.5).pvalue)
+        assert j["flagged"] is flagged and (j["p"] < 0.05) is flagged
+
+
+def test_panel_is_audited_per_judge(cli: Any, tmp_path: Path) -> None:
+    """A panel of three where one judge always picks the longer response: pooled, the panel's
+    verdicts follow the majority; the judge alone is flagged at 1.000."""
+    rows = []
+    for i in range(40):
+        longer_is_a = i % 2 == 0
+        longer = "a" if longer_is_a else "b"
+        fair = "a" if i % 4 < 2 else "b"  # unrelated to length
+        judges = [
+            {"judge": "long", "verdict": longer},
+            {"judge": "f1", "verdict": fair},
+            {"judge": "f2", "verdict": fair},
+        ]
+        rows.append(
+            {
+                "case_id": f"c{i}", "a": "x", "b": "y", "judge": "long+f1+f2", "verdict": fair,
+                "len_a": 300 if longer_is_a else 100, "len_b": 100 if longer_is_a else 300,
+                "judges": judges,
+                "passes": [{"order": "ab", "winner": j["verdict"], "judge": j["judge"]}
+                           for j in judges],
+            }
+        )  # fmt: skip
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    judges = cli("bias", "--comparisons", path, "--json").json()["judges"]
+    assert set(judges) == {"long+f1+f2", "long", "f1", "f2"}
+    assert judges["long"]["p_prefer_longer"] == 1.0 and judges["long"]["length_preference_flagged"]
+    assert judges["long+f1+f2"]["length_preference_flagged"] is False
+    assert judges["f1"]["length_preference_flagged"] is False
+    assert judges["long"]["comparisons"] == 40
+
+
+def test_unknown_metric_is_an_input_error(cli: Any, tmp_path: Path) -> None:
+    comparisons = write_jsonl(tmp_path / "c.jsonl", [two_order("c0", "a", "a")])
+    trials = write_jsonl(
+        tmp_path / "t.jsonl",
+        [{"case_id": "c0", "trial": 1, "condition": "x", "runner": "r", "response": "hi"}],
+    )
+    scores = write_jsonl(
+        tmp_path / "s.jsonl",
+        [{"case_id": "c0", "trial": 1, "condition": "x", "correctness": 4, "overall": 4.0,
+          "source": "judge:j"}],
+    )  # fmt: skip
+    base = ("bias", "--comparisons", comparisons, "--scores", scores, "--trials", trials)
+    for metric in ("overal", "safety"):
+        result = cli(*base, "--metric", metric)
+        assert result.code == 2 and result.stdout == ""
+        assert f"--metric: no metric {metric!r}" in result.stderr
+        assert "known: correctness, overall" in result.stderr
+    assert cli(*base, "--metric", "overall").code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -244,7 +245,7 @@ def test_weighted_kappa_weighs_the_values_of_the_scale(cli: Any, tmp_path: Path)
     assert dim["judges"]["judge:near"]["weighted_kappa"] == pytest.approx(0.96)
     assert dim["judges"]["judge:far"]["lin_ccc"] is None
     text = cli("calibrate", "--labels", path, "--no-store").stdout
-    assert "correctness (numeric 1-9)" in text
+    assert "correctness (numeric 1-9, observed range)" in text
     assert "judge:far: PASS  n=20 agreement=0.800 weighted_kappa=0.692" in text
 
 
@@ -392,3 +393,45 @@ def test_whole_numbers_without_a_rating_scale_are_continuous(cli: Any, tmp_path:
     dim = data["dimensions"]["words"]
     assert dim["statistic"] == "lin_ccc" and dim["scale"] is None
     assert dim["judges"]["judge:j"]["lin_ccc"] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_nan_label_is_refused_with_its_line(cli: Any, tmp_path: Path) -> None:
+    """A NaN value switched the dimension to Lin's CCC with every figure null."""
+    path = tmp_path / "labels.jsonl"
+    rows = [
+        {"item_id": f"i{k}", "dimension": "q", "rater": r, "value": 1 + (k + j) % 5}
+        for k in range(12)
+        for j, r in enumerate(("human:a", "judge:x"))
+    ]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    path.write_text(
+        text + '{"item_id": "i0", "dimension": "q", "rater": "human:b", "value": NaN}\n',
+        encoding="utf-8",
+    )
+    result = cli("calibrate", "--labels", path, "--no-store")
+    assert result.code == 2
+    assert f"{path}:25: value:" in result.stderr and "finite" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_declared_scale_is_reported_and_checked(cli: Any, tmp_path: Path) -> None:
+    """Labels declaring `scale: 1-5` whose values cover 2-4 reported the scale 2-4."""
+    rows = [
+        {"item_id": f"i{k}", "dimension": "q", "rater": r, "value": 2 + (k + j) % 3,
+         "scale": "1-5"}
+        for k in range(12)
+        for j, r in enumerate(("human:a", "human:b", "judge:x"))
+    ]  # fmt: skip
+    path = write_jsonl(tmp_path / "labels.jsonl", rows)
+    result = cli("calibrate", "--labels", path, "--no-store", "--json")
+    assert result.code == 0, result.stderr
+    dim = result.json()["dimensions"]["q"]
+    assert dim["scale"] == [1, 5] and dim["scale_source"] == "declared"
+    assert "q (numeric 1-5, declared)" in cli("calibrate", "--labels", path, "--no-store").stdout
+    rows[4]["value"] = 7
+    rows[7]["scale"] = "1-10"
+    path = write_jsonl(tmp_path / "bad.jsonl", rows)
+    result = cli("calibrate", "--labels", path, "--no-store")
+    assert result.code == 2 and result.stdout == ""
+    assert f"{path}:5: value: 7 is not a point of the declared scale 1-5" in result.stderr
+    assert f"{path}:8: scale: dimension 'q' is declared '1-5' on line 1" in result.stderr

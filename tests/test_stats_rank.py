@@ -139,3 +139,29 @@ def test_bootstrap_intervals_cover_the_true_strengths_95_percent() -> None:
             covered += rating.ci_low <= true <= rating.ci_high
             total += 1
     assert 0.90 <= covered / total <= 0.98
+
+
+@pytest.mark.parametrize(
+    ("games", "why"),
+    [
+        ([("x", "y", "tie")] * 20, "every resample gives the same strengths (20 games, only ties)"),
+        ([("x", "y", "tie")], "every resample gives the same strengths (1 game, only ties)"),
+        ([("x", "y", "a"), ("y", "x", "a")], "resamples have no maximum-likelihood strengths"),
+    ],
+)
+def test_no_interval_from_games_without_spread(
+    cli: Any, tmp_path: Path, games: list[tuple[str, str, str]], why: str
+) -> None:
+    """20 ties, or one game, gave the interval [0.5000, 0.5000]; two games, one won each
+    way, intervals from refits without a maximum: each is n/a with its reason."""
+    rows = [{"case_id": f"{k}", "a": a, "b": b, "verdict": v} for k, (a, b, v) in enumerate(games)]
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    data = cli("rank", "--comparisons", path, "--json").json()
+    for rating in data["ratings"]:
+        assert rating["ci_low"] is None and rating["ci_high"] is None
+        assert why in rating["undefined"]["ci_low"]
+    text = cli("rank", "--comparisons", path).stdout
+    assert (
+        "[0.5000, 0.5000]" not in text
+        and f"n/a ({data['ratings'][0]['undefined']['ci_low']})" in text
+    )

@@ -66,12 +66,49 @@ def simulated(
 
 
 def test_lc_equals_raw_when_lengths_are_equal() -> None:
-    for models in ({"m": 0.3}, {"m": 0.3, "n": -0.5, "o": 1.0}):
+    for models in ({"m": 0.3, "n": -0.5}, {"m": 0.3, "n": -0.5, "o": 1.0}):
         rates, _ = win_rates(
             simulated(200, models, equal=True), "base", length_controlled_rates=True
         )
         for rate in rates.values():
             assert rate.length_controlled_win_rate == pytest.approx(rate.win_rate, abs=1e-3)
+
+
+def test_one_model_gets_no_lc_figure_and_says_why(cli: Any, tmp_path: Path) -> None:
+    """Alone, a model's instruction difficulty cannot be estimated: no LC figure, a reason,
+    and the alternative on stderr (not an extrapolated number)."""
+    rows = [c.model_dump(exclude_none=True) for c in simulated(200, {"m": 0.3})]
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    args = ("winrate", "--comparisons", path, "--baseline", "base", "--length-controlled")
+    result = cli(*args, "--json")
+    assert result.code == 0, result.stderr
+    m = result.json()["models"]["m"]
+    assert m["length_controlled_win_rate"] is None and m["lc_standard_error"] is None
+    assert "two or more models" in m["undefined"]["length_controlled_win_rate"]
+    assert m["win_rate"] is not None and m["standard_error"] is not None
+    text = cli(*args)
+    assert text.code == 0
+    assert "n/a (0 of its 200 cases judged for another model" in text.stdout
+    assert "no LC win rate for m" in text.stderr and "two or more models" in text.stderr
+
+
+def test_all_won_has_no_standard_error_nor_lc(cli: Any, tmp_path: Path) -> None:
+    """30 wins out of 30: the rate is 100, but a standard error of 0 and an LC of 100 from
+    a clamped coefficient would be figures without meaning."""
+    rows = [
+        comparison(f"c{i}", "base", m, "b", len_a=100, len_b=100 + i)
+        for i in range(30)
+        for m in ("m", "n")
+    ]
+    path = write_jsonl(tmp_path / "c.jsonl", rows)
+    args = ("winrate", "--comparisons", path, "--baseline", "base", "--length-controlled")
+    data = cli(*args, "--json").json()["models"]["m"]
+    assert data["win_rate"] == 100.0 and data["n_wins"] == 30
+    assert data["standard_error"] is None and data["length_controlled_win_rate"] is None
+    assert data["undefined"]["standard_error"] == "all 30 comparisons won"
+    assert "no finite fit" in data["undefined"]["length_controlled_win_rate"]
+    text = cli(*args).stdout
+    assert "n/a (all 30 comparisons won)" in text and " 0.00" not in text
 
 
 def test_lc_removes_a_length_advantage() -> None:
@@ -93,6 +130,14 @@ def test_lc_removes_a_length_advantage() -> None:
                 len_b=len_model,
             )
         )
+    # a second model of baseline quality and length: the instructions' difficulty is fitted
+    for case in range(400):
+        rows.append(
+            Comparison(
+                case_id=f"c{case}", a="base", b="plain", verdict="tie", preference=0.5,
+                len_a=1000, len_b=1000 + rng.randint(-200, 200),
+            )
+        )  # fmt: skip
     rates, _ = win_rates(rows, "base", length_controlled_rates=True)
     verbose = rates["verbose"]
     assert verbose.win_rate == pytest.approx(70, abs=3)
@@ -102,9 +147,10 @@ def test_lc_removes_a_length_advantage() -> None:
 
 def test_length_controlled_cli_lengths_from_trials(cli: Any, tmp_path: Path) -> None:
     rows = [comparison(f"c{i}", "base", "m", "b" if i % 3 else "a") for i in range(30)]
+    rows += [comparison(f"c{i}", "n", "base", "b" if i % 4 else "a") for i in range(30)]
     trials = []
     for i in range(30):
-        for cond, length in (("base", 100), ("m", 100 + 10 * (i % 3))):
+        for cond, length in (("base", 100), ("m", 100 + 10 * (i % 5)), ("n", 90 + i)):
             trials.append(
                 {
                     "case_id": f"c{i}",
@@ -129,9 +175,12 @@ def test_length_controlled_cli_lengths_from_trials(cli: Any, tmp_path: Path) -> 
     )
     assert result.code == 0, result.stderr
     m = result.json()["models"]["m"]
-    assert m["avg_length"] == 110 and m["length_controlled_win_rate"] is not None
+    assert m["avg_length"] == 120 and m["length_controlled_win_rate"] is not None
     text = cli("winrate", "--comparisons", c, "--baseline", "base", "--length-controlled")
     assert text.code == 0 and text.stdout.splitlines()[2].startswith("m ")
+    assert "n/a (response lengths missing)" in text.stdout
+    args = ("--baseline", "base", "--trials", t, "--length-controlled")
+    assert "n/a" not in cli("winrate", "--comparisons", c, *args).stdout
 
 
 def test_bad_input(cli: Any, tmp_path: Path) -> None:

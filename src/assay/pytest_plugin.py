@@ -187,7 +187,8 @@ def _input_error(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
 
 
 def _request(config: pytest.Config, path: Path) -> tuple[Suite, RunRequest]:
-    from assay.api.running import load, parse_params, run_request
+    from assay.api.run_inputs import load, parse_params
+    from assay.api.running import run_request
 
     suite = load(path)
     assert suite is not None

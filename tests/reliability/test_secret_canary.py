@@ -126,7 +126,8 @@ def test_canary_keys_never_reach_a_file_or_the_terminal(
          "--format", "md,json,junit,html"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
-    assert reported.returncode in (0, 1), reported.stderr
+    # a subset of the trials is scored (the paired rows): the verdict is INCOMPLETE, exit 3
+    assert reported.returncode in (0, 1, 3), reported.stderr
     written = sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert written == ["report.html", "report.json", "report.junit.xml", "report.md"]
     # Review some trials in the web app (in-process, keys in its environment), then export.

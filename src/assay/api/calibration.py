@@ -78,6 +78,10 @@ def calibrate(
     if not 0.0 <= kappa <= 1.0:
         raise InputError(f"ERROR: --kappa: must be between 0 and 1, got {kappa}")
     path = Path(labels)
+    if store is not None:
+        from assay.core.writable import Output, check_outputs
+
+        check_outputs([Output("--store", Path(store))], [("the labels (--labels)", path)])
     thresholds = Thresholds(kappa=kappa, positive=positive, safety_dims=tuple(safety_dims))
     from assay.core.records import Label
 

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from assay.api.inputs import load_trials
 from assay.api.results import Result
-from assay.api.running import with_corpus
+from assay.api.run_inputs import with_corpus
 from assay.core.cases import load_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, load_records
+from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.writable import Output, check_outputs
 from assay.store import DEFAULT_STORE
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
@@ -73,7 +74,7 @@ def evaluate(
     store_path = Path(store)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
-        check_output(out_path, "--out", folder=True)
+        _check_out(out_path, loaded, store_path, trials, scores, comparisons, cases, labels)
     if loaded is not None and trials is None and scores is None and run is None:
         if corpus is not None:
             loaded = with_corpus(loaded, corpus)
@@ -91,11 +92,11 @@ def evaluate(
         corpus=corpus,
     )
     config = settings(loaded)
-    judged = _score_rows(scores, config)
+    trial_rows = load_trials(trials, run, store_path)
+    judged = _score_rows(scores, config, trial_rows)
     notes: list[str] = []
     if loaded is not None:
         config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
-    trial_rows = load_trials(trials, run, store_path)
     if not judged and not (config.scorers and trial_rows):
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
@@ -124,6 +125,24 @@ def evaluate(
     return result
 
 
+def _check_out(out: Path, suite: Suite | None, store: Path, *given: object) -> None:
+    """Refuse, before any work, a report folder that cannot be written or whose reports
+    would overwrite an input (`assay.core.writable`); `given`: trials, scores, comparisons,
+    cases and labels as passed (files or objects)."""
+    from assay.reports.files import REPORT_FILES
+
+    names = ("trials", "scores", "comparisons", "cases", "labels")
+    inputs: list[tuple[str, Path | None]] = [
+        (f"the {name} (--{name})", Path(value) if isinstance(value, str | Path) else None)
+        for name, value in zip(names, given, strict=True)
+    ]
+    inputs.append(("the store (--store)", store))
+    if suite is not None:
+        inputs.extend(suite.inputs())
+    files = tuple(REPORT_FILES.values())
+    check_outputs([Output("--out", out, folder=True, files=files)], inputs)
+
+
 def _judge(
     suite: Suite,
     config: EvalConfig,
@@ -138,7 +157,9 @@ def _judge(
     from assay.scorers.judge.config import suite_judge
     from assay.scorers.runner import build_scorers
 
-    judge = judge_status(suite, carried=carried)
+    # The corpus bounds as given (`--corpus` too), so those the judge alone could meet are
+    # listed as skipped.
+    judge = judge_status(with_corpus(suite, config.corpus), carried=carried)
     if judge is None:
         return config, []
     if not judge.disabled:
@@ -173,10 +194,12 @@ def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
 
 
 def _score_rows(
-    scores: Source | Sequence[ScoreRow] | None, config: EvalConfig
+    scores: Source | Sequence[ScoreRow] | None, config: EvalConfig, trials: Sequence[Trial]
 ) -> list[ScoredTrial]:
     """Judge/human score rows, validated on the rubric and paired with baseline (rows of
-    one condition are gated on their own: there is nothing to pair)."""
+    one condition are gated on their own: there is nothing to pair). With the trial records
+    given, the coverage check pairs them instead: a key without a row (an errored trial,
+    which has none by design, or one never run) is a gap of the verdict, not an input error."""
     if scores is None:
         return []
     rubric = Rubric.from_weights(config.weights, config.scale)
@@ -191,7 +214,7 @@ def _score_rows(
     else:
         rows = rows_from_scores(list(scores), rubric)
         where = "scores"
-    if len({r.condition for r in rows}) > 1:
+    if len({r.condition for r in rows}) > 1 and not trials:
         check_pairing(rows, [BASELINE, config.candidate], where)
     return rows
 

@@ -2,8 +2,10 @@
 
 The run another harness made is written to a folder as cases.jsonl (when the source carries
 the inputs), trials.jsonl and scores.jsonl, with a suite.toml that gives the metrics' scale,
-the catalogue and the candidate, so that `assay score`, `assay report` and `assay review`
-gate, report and review it like a run of assay's own. Everything is converted and checked
+the catalogue, the candidate, the source's own verdict of each test (promptfoo's `pass`, a
+per-case threshold) and `[source]` (the tool, and whether its run finished), so that
+`assay score`, `assay report` and `assay review` gate, report and review it like a run of
+assay's own. Everything is converted and checked
 before the first file is written; each file is written atomically.
 """
 
@@ -18,8 +20,9 @@ from pydantic import BaseModel
 
 from assay.api.outputs import ImportSummary
 from assay.core.errors import InputError
-from assay.core.jsonl import atomic_writer, check_output, write_jsonl
+from assay.core.jsonl import atomic_writer, write_jsonl
 from assay.core.suite import Suite
+from assay.core.writable import Output, check_outputs
 from assay.importers import reader
 from assay.importers.common import Imported, rename, suite_text
 from assay.verdict.rows import BASELINE
@@ -41,6 +44,7 @@ class ImportResult:
     output: Path
     written: list[Path] = field(default_factory=list)
     candidate: str | None = None
+    source_gate: str | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -65,6 +69,9 @@ class ImportResult:
             scale=[low, high],
             baseline=BASELINE if self.has_baseline else None,
             candidate=self.candidate,
+            complete=not imported.incomplete,
+            reasons=list(imported.incomplete),
+            source_gate=self.source_gate,
             notes=[*imported.notes, *self.notes],
         )
 
@@ -76,6 +83,7 @@ def import_results(
     *,
     baseline: str | None = None,
     candidate: str | None = None,
+    source_gate: bool = True,
 ) -> ImportResult:
     """Convert another harness's run and write it to the folder `output`.
 
@@ -84,6 +92,9 @@ def import_results(
     condition the others are compared with: it is written as the condition `baseline`
     (its runner keeps the original name). `candidate` is the condition the suite's gate
     decides for (default: the one condition besides baseline, when there is one).
+    `source_gate=False` leaves the source's own verdict of each test (promptfoo's `pass`)
+    out of the suite's per-case thresholds; a run that did not finish in the source (an
+    Inspect log not `success`) is written as `[source] complete = false` either way.
     Malformed or unknown input is an InputError naming the file and the place; nothing is
     written then.
     """
@@ -94,7 +105,10 @@ def import_results(
     if twice:
         raise InputError(f"ERROR: {twice[0]}: given twice")
     out = Path(output)
-    check_output(out, "--output", folder=True)
+    check_outputs(
+        [Output("--output", out, folder=True, files=(CASES, TRIALS, SCORES, SUITE))],
+        [("a file being imported", path) for path in paths],
+    )
     imported = reader(tool)(paths)
     result = ImportResult(imported=imported, output=out)
     _choose_baseline(result, baseline)
@@ -111,8 +125,10 @@ def import_results(
         cases=CASES if imported.cases else None,
         candidate=result.candidate,
         command=f"assay import {tool}",
+        source_gate=source_gate,
     )
-    Suite.model_validate(tomllib.loads(text))  # what is written must load
+    suite = Suite.model_validate(tomllib.loads(text))  # what is written must load
+    result.source_gate = next(iter(suite.scoring.thresholds), None)
     _write(result, text)
     return result
 

@@ -8,12 +8,37 @@ from typing import Any
 
 from assay.api.inputs import load_trials
 from assay.core.cases import DEFAULT_CASES, load_cases
-from assay.core.errors import InputError
-from assay.core.jsonl import check_output, write_jsonl
+from assay.core.jsonl import write_jsonl
 from assay.core.records import Case, Trial
+from assay.core.writable import Output, check_outputs
 from assay.engine.runner import Progress
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.store import DEFAULT_STORE, Store
+
+
+def check_judge_outputs(
+    output: str | Path | None,
+    labels: str | Path | None,
+    *,
+    trials: str | Path | None,
+    cases: str | Path | None,
+    store: str | Path,
+    rubric: str | Path | None = None,
+) -> None:
+    """Refuse, before any call, an output or labels file that cannot be written, that is
+    the other, or that is one of the judging's inputs (`assay.core.writable`)."""
+    check_outputs(
+        [
+            Output("--output", Path(output)) if output is not None else None,
+            Output("--labels", Path(labels)) if labels is not None else None,
+        ],
+        [
+            ("the trials (--trials)", trials),
+            ("the case catalogue (--cases)", cases),
+            ("the store (--store)", store),
+            ("the rubric (--rubric)", rubric),
+        ],
+    )
 
 
 def judge(
@@ -41,12 +66,13 @@ def judge(
 
     chosen = config if config is not None else JudgeConfig(judges=list(judges), **settings)
     check_judge_keys(chosen)  # before any file or the store is written
-    if output is not None:
-        check_output(Path(output), "--output")
-    if labels is not None:
-        check_output(Path(labels), "--labels")
-        if output is not None and Path(labels).resolve() == Path(output).resolve():
-            raise InputError("ERROR: --labels: must be another file than --output")
+    check_judge_outputs(
+        output,
+        labels,
+        trials=trials if isinstance(trials, str | Path) else None,
+        cases=cases if isinstance(cases, str | Path) else None,
+        store=store,
+    )
     catalogue = list(cases) if not isinstance(cases, str | Path) else load_cases(Path(cases))
     # Read a trials file before opening the store, so bad input leaves no store behind.
     given = (

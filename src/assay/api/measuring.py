@@ -110,9 +110,21 @@ def bias(
 
     if scores is not None and trials is None:
         raise InputError("ERROR: --scores: needs --trials to know the response lengths")
+    from assay.measure.bias import metric_names
+
+    if metric is not None and scores is None:
+        raise InputError("ERROR: --metric: only applies with --scores")
     records = _comparisons(comparisons)
     lengths = _lengths(trials)
     rows = _scores(scores)
+    if metric is not None and rows is not None:
+        known = metric_names(rows)
+        if metric not in known:
+            raise InputError(
+                f"ERROR: --metric: no metric {metric!r} in"
+                f" {scores if isinstance(scores, str | Path) else 'the score rows'};"
+                f" known: {', '.join(known) or 'none'}"
+            )
     return BiasAudit(judges=audit(records, lengths, rows, metric))
 
 
@@ -129,11 +141,16 @@ class WinRates:
     length_controlled: bool = False
 
     @property
-    def unfitted(self) -> list[str]:
-        """With length control, the models without an LC win rate (lengths were missing)."""
+    def unfitted(self) -> dict[str, str]:
+        """With length control, the models without an LC win rate → why (lengths missing,
+        no other model judged on the same cases, every comparison won or lost)."""
         if not self.length_controlled:
-            return []
-        return sorted(n for n, r in self.models.items() if r.length_controlled_win_rate is None)
+            return {}
+        return {
+            name: rate.undefined.get("length_controlled_win_rate", "not fitted")
+            for name, rate in sorted(self.models.items())
+            if rate.length_controlled_win_rate is None
+        }
 
     def as_json(self) -> dict[str, Any]:
         """`assay winrate --json` (`assay schema winrate`)."""
@@ -157,8 +174,10 @@ def winrate(
     """Raw win rate (ties half) with its standard error of every model against `baseline`.
 
     With `length_controlled` also AlpacaEval 2's length-controlled win rate, which needs
-    response lengths (len_a/len_b, or `trials`) on every comparison of a model: a model
-    missing some gets None (listed in `unfitted`)."""
+    response lengths (len_a/len_b, or `trials`) on every comparison of a model, and two or
+    more models compared with the baseline on the same cases (the instructions' difficulty is
+    estimated across models): a model without one gets None, with the reason in `unfitted`
+    and in its `undefined`."""
     from assay.measure.winrate import win_rates
 
     records = _comparisons(comparisons)

@@ -144,6 +144,11 @@ class CalibratedDimension(Output):
     kind: Literal["binary", "categorical", "numeric"]
     statistic: Literal["kappa", "weighted_kappa", "lin_ccc"]
     scale: list[float] | None
+    scale_source: Literal["declared", "observed"] | None = Field(
+        default=None,
+        description="`declared`: the labels' `scale` (LOW-HIGH); `observed`: the lowest to"
+        " highest value seen, when no label declares one",
+    )
     safety: bool
     items: int
     items_without_majority: int
@@ -189,10 +194,11 @@ class JudgeBias(Output):
 
 
 class BiasReport(Output):
-    """`assay bias --json`: position and length bias per judge. `flagged`: a first- or
-    second-position preference beyond chance (|z| > 2); `length_preference_flagged`: the
-    longer (or shorter) response wins decided unequal-length comparisons beyond chance
-    (|z| > 2); `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
+    """`assay bias --json`: position and length bias per judge (a panel: each judge and the
+    panel pooled). `flagged`: a first- or second-position preference beyond chance (exact
+    binomial `p` < 0.05); `length_preference_flagged`: the longer (or shorter) response wins
+    decided unequal-length comparisons beyond chance (`length_preference_p` < 0.05);
+    `length_flagged`: score rises with length (Spearman ρ > 0.3, p < 0.05)."""
 
     judges: dict[str, JudgeBias]
 
@@ -210,6 +216,10 @@ class ModelWinRate(Output):
     avg_length: int | None
     length_controlled_win_rate: Number
     lc_standard_error: Number
+    undefined: dict[str, str] = Field(
+        default_factory=dict,
+        description="why a figure is null: field name → reason (`all 30 comparisons won`)",
+    )
 
 
 class WinRates(Output):
@@ -230,6 +240,9 @@ class Rating(Output):
     ci_high: Number
     games: int
     wins: float
+    undefined: dict[str, str] = Field(
+        default_factory=dict, description="why a figure is null: field name → reason"
+    )
 
 
 class Ranking(Output):
@@ -300,7 +313,11 @@ class History(Output):
 class ImportSummary(Output):
     """`assay import --json`: what was read and written. `baseline` is set when a condition
     is named baseline (the gate compares the others with it); `candidate` is the condition
-    the written suite's gate decides for; `scale` is the metrics' range the suite declares."""
+    the written suite's gate decides for; `scale` is the metrics' range the suite declares;
+    `complete` is false when the run did not finish in the source tool (`reasons` say why:
+    the suite's `[source]`); `source_gate` is the metric carrying the source's own verdict of
+    each test that every case must meet (promptfoo's `pass`; null without one or with
+    `--no-source-gate`)."""
 
     tool: Tool
     sources: list[str]
@@ -315,6 +332,9 @@ class ImportSummary(Output):
     scale: list[float]
     baseline: str | None
     candidate: str | None
+    complete: bool = True
+    reasons: list[str] = Field(default_factory=list)
+    source_gate: str | None = None
     notes: list[str] = Field(default_factory=list)
 
 

@@ -8,18 +8,18 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
-from assay.core.jsonl import check_output, model_line, paused_gc
+from assay.core.jsonl import model_line, paused_gc
 from assay.core.records import Case, Trial
-from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
 from assay.engine.session import check_keys
@@ -191,10 +191,13 @@ def run_request(
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
+    source: Path | None = None
     if suite is not None and (isinstance(cases, str | Path) or cases is None):
-        catalogue: Sequence[Case] = load_suite_cases(suite, _path(cases))  # pinned: checked
+        source = _path(cases) or suite.path(suite.cases)
+        catalogue: Sequence[Case] = load_suite_cases(suite, source)  # pinned: checked
     elif isinstance(cases, str | Path) or cases is None:
-        catalogue = scan_cases(_path(cases) or DEFAULT_CASES)
+        source = _path(cases) or DEFAULT_CASES
+        catalogue = scan_cases(source)
     else:
         catalogue = list(cases)
     if suite is not None:
@@ -230,6 +233,7 @@ def run_request(
         ),
         allow_unmetered=allow_unmetered,
         output=_path(output),
+        catalogue=source,
         executor=executor or section.executor,
         ray_address=ray_address or section.ray_address,
     )
@@ -279,10 +283,11 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
-    check_run_outputs(suite, request, out)
+    check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
+        suite = with_run_base_url(suite, request.options.base_url)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
@@ -320,53 +325,8 @@ def execute_run(
     return outcome
 
 
-def check_run_outputs(suite: Suite | None, request: RunRequest, out: str | Path | None) -> None:
-    """Refuse a trials file or a suite output folder that cannot be written, before any call."""
-    if request.output is not None:
-        check_output(request.output, "--output")
-    if suite is not None:
-        from assay.verdict.config import output_dir
-
-        folder, flag = (
-            (Path(out), "--out") if out is not None else (output_dir(suite), "the suite's output")
-        )
-        check_output(folder, flag, folder=True)
-
-
-def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
-    return params
-
-
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
-
-
-def load(suite: str | Path | Suite | None) -> Suite | None:
-    """A suite from its path (or as given)."""
-    if suite is None or isinstance(suite, Suite):
-        return suite
-    return load_suite(Path(suite))
-
-
-def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
-    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
-    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
-    from assay.verdict.config import resolve
-
-    scoring = suite.scoring.model_copy(
-        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
-    )
-    return suite.model_copy(update={"scoring": scoring})
 
 
 def _as_evaluated(

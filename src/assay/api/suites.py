@@ -18,6 +18,7 @@ from assay.core.rubric import Rubric
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
+from assay.reports.files import COMPARISONS, DETERMINISTIC, SCORES, SUMMARY, TRIALS
 from assay.store import Store
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import resolve
@@ -85,14 +86,14 @@ def evaluate_run(
     result = Result(evaluation=evaluation, judged=judged, output=config.output)
     folder = config.output
     assert folder is not None  # a suite's config always has one
-    write_jsonl(folder / "trials.jsonl", lines if lines is not None else map(model_line, trials))
-    write_jsonl(folder / "deterministic.jsonl", [r.as_json() for r in evaluation.results])
+    write_jsonl(folder / TRIALS, lines if lines is not None else map(model_line, trials))
+    write_jsonl(folder / DETERMINISTIC, [r.as_json() for r in evaluation.results])
     if judged.scores:
         lines = judged.score_lines if len(judged.score_lines) == len(judged.scores) else None
-        write_jsonl(folder / "scores.jsonl", lines or judged.scores)
+        write_jsonl(folder / SCORES, lines or judged.scores)
     if judged.comparisons:
-        write_jsonl(folder / "comparisons.jsonl", judged.comparisons)
-    with atomic_writer(folder / "summary.json") as handle:
+        write_jsonl(folder / COMPARISONS, judged.comparisons)
+    with atomic_writer(folder / SUMMARY) as handle:
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
     return result

@@ -17,8 +17,7 @@ EVALUATION_MODULES = (
     "assay.api.suites",
     "assay.reports.build",
     "assay.reports.render",
-    "numpy.random",  # numpy loads it on first use: the bootstrap's generator
-    "numpy.ma",  # and this one in the bootstrap's first np.quantile (np.unique asks np.ma)
+    "scipy.special",  # the comparison's t quantile (verdict/interval.py)
 )
 """What the evaluation after a suite's run imports (numpy, the verdict, the report models)."""
 

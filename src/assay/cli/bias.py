@@ -41,13 +41,13 @@ def bias_command(
         out(
             f"  position consistency {_fmt(e['position_consistency'])}; inconsistent: first"
             f" {e['first_position_wins']}, second {e['second_position_wins']},"
-            f" first share {_fmt(e['first_position_share'])} z={_fmt(e['z'])}"
+            f" first share {_fmt(e['first_position_share'])} z={_fmt(e['z'])} p={_fmt(e['p'])}"
             + ("  FLAGGED position bias" if e["flagged"] else "")
         )
         out(
             f"  prefers the longer response {_fmt(e['p_prefer_longer'])}"
             f" of {e['length_decided_comparisons']} unequal-length decided comparisons"
-            f" z={_fmt(e['length_preference_z'])}"
+            f" z={_fmt(e['length_preference_z'])} p={_fmt(e['length_preference_p'])}"
             + ("  FLAGGED length preference" if e["length_preference_flagged"] else "")
         )
         if e.get("length_score_rho") is not None:

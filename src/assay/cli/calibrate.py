@@ -59,7 +59,11 @@ def calibrate_command(
     else:
         for dim, dimension in result.dimensions.items():
             alpha = _fmt(dimension.human_alpha)
-            scale = "" if dimension.scale is None else " {:g}-{:g}".format(*dimension.scale)
+            scale = ""
+            if dimension.scale is not None:
+                low, high = dimension.scale
+                source = "declared" if dimension.scale_source == "declared" else "observed range"
+                scale = f" {low:g}-{high:g}, {source}"
             out(
                 f"{dim} ({dimension.kind}{scale}{', safety' if dimension.safety else ''}):"
                 f" {dimension.items} items with a human reference,"

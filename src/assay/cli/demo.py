@@ -45,7 +45,8 @@ def demo(
     )
     if model.startswith("llamacpp:"):
         out(f"note: answers are {QUALITY_NOTE}.")
-    from assay.api.running import execute_run, load, run_request
+    from assay.api.run_inputs import load
+    from assay.api.running import execute_run, run_request
 
     loaded = load(suite)
     request = run_request(

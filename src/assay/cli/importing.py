@@ -58,6 +58,15 @@ def import_command(
             help="The condition the suite's gate decides for (default: the only other one)."
         ),
     ] = None,
+    source_gate: Annotated[
+        bool,
+        typer.Option(
+            "--source-gate/--no-source-gate",
+            help="Gate each case on the source's own verdict of its test (promptfoo's pass:"
+            " a test that failed in any repeat fails its case, as promptfoo exits 100);"
+            " --no-source-gate leaves it out.",
+        ),
+    ] = True,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print what was imported as JSON (import-summary).")
     ] = False,
@@ -65,11 +74,15 @@ def import_command(
     """Convert a promptfoo or Inspect AI run into assay cases, trials and score rows, so that
     assay score, report and review gate, report and review it. Providers (promptfoo) and
     models or task variants (Inspect) become conditions, repeats and epochs become trials,
-    assertions and scorers become metrics. Exit 2 on malformed or unknown input, naming the
+    assertions and scorers become metrics. A run that did not finish in the source (an
+    Inspect log cancelled, errored or killed) is written as incomplete (`[source] complete =
+    false`: the gate says INCOMPLETE, exit 3). Exit 2 on malformed or unknown input, naming the
     file and the place; nothing is written then."""
     from assay.api.importing import import_results
 
-    result = import_results(tool, sources, output, baseline=baseline, candidate=candidate)
+    result = import_results(
+        tool, sources, output, baseline=baseline, candidate=candidate, source_gate=source_gate
+    )
     summary = result.summary()
     if json_output:
         print_output("import-summary", summary.model_dump(mode="json"))
@@ -81,14 +94,20 @@ def import_command(
     )
     for path in summary.files:
         out(f"wrote {path}")
+    for reason in summary.reasons:
+        err(f"incomplete: {reason}")
     for note in summary.notes:
         err(f"note: {note}")
     if summary.baseline is not None and summary.scores:
         folder = Path(summary.output)
         suite = folder / "suite.toml"
         candidate_flag = "" if summary.candidate else " --candidate CONDITION"
-        out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")
-        out(
-            f"      assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
+        report = (
+            f"assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
             f" --trials {folder / 'trials.jsonl'} --out {folder / 'report'}{candidate_flag}"
         )
+        if summary.errored:  # only the trials tell an errored trial from a missing row
+            out(f"next: {report}")
+            return
+        out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")
+        out(f"      {report}")

@@ -215,9 +215,10 @@ def judge(
         batch_poll_s=batch_poll_s,
     )
     from assay.api.inputs import load_trials
+    from assay.api.judging import check_judge_outputs, summary
     from assay.api.judging import judge as judge_api
-    from assay.api.judging import summary
 
+    check_judge_outputs(output, labels, trials=trials, cases=cases, store=store, rubric=rubric)
     # Read a trials file before opening the store, so bad input leaves no store behind.
     records = load_trials(trials, run_id, store, required=True)
     for warning in family_warnings(config, records):

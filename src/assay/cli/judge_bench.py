@@ -134,7 +134,10 @@ def judge_bench(
     position bias = |first-position wins - second-position wins| / two-order comparisons."""
     from assay.api.judgebench import SETS, bench_summary, load_items
     from assay.api.judgebench import judge_bench as bench_api
+    from assay.api.judgebench.run import check_bench_outputs
     from assay.scorers.judge import JudgeConfig, load_rubric
+
+    check_bench_outputs(output, report, store)
 
     config = JudgeConfig(
         judges=[judge],

@@ -9,6 +9,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.output import out, print_json
+from assay.core.text import not_available
 
 
 @app.command("rank")
@@ -29,7 +30,10 @@ def rank_command(
         return
     ratings = result.ratings
     width = max(len(r.name) for r in ratings)
-    out(f"{'rank':>4}  {'name':<{width}}  strength  95% CI             games")
+    out(f"{'rank':>4}  {'name':<{width}}  strength  games  95% CI")
     for position, r in enumerate(ratings, start=1):
-        ci = "-" if r.ci_low is None or r.ci_high is None else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
-        out(f"{position:>4}  {r.name:<{width}}  {r.strength:8.4f}  {ci:<17}  {r.games}")
+        if r.ci_low is None or r.ci_high is None:
+            ci = not_available(r.undefined.get("ci_low", "no bootstrap"))
+        else:
+            ci = f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        out(f"{position:>4}  {r.name:<{width}}  {r.strength:8.4f}  {r.games:>5}  {ci}")

@@ -101,5 +101,8 @@ def report(
         out(line)
     for line in published.warnings:
         err(line)
-    out(result.evaluation.analysis.gate.headline)
+    decided = result.evaluation.analysis.gate
+    out(decided.headline)
+    for reason in decided.reasons:
+        out(f"  - {reason}")
     raise typer.Exit(result.exit_code)

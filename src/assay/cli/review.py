@@ -11,7 +11,7 @@ from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
-from assay.core.jsonl import check_output
+from assay.core.writable import Output, check_outputs
 from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(
@@ -158,12 +158,18 @@ def export_command(
     """Export review answers as Score rows, Labels and Comparisons (atomic writes)."""
     from assay.review import ReviewStore, export
 
-    paths = [p for p in (output, labels, comparisons) if p is not None]
-    if len({p.resolve() for p in paths}) != len(paths):
-        raise InputError("ERROR: --output/--labels/--comparisons: each needs its own file")
-    for flag, path in (("--output", output), ("--labels", labels), ("--comparisons", comparisons)):
-        if path is not None:
-            check_output(path, flag)
+    check_outputs(
+        [
+            Output(flag, path)
+            for flag, path in (
+                ("--output", output),
+                ("--labels", labels),
+                ("--comparisons", comparisons),
+            )
+            if path is not None
+        ],
+        [("the store (--store)", store)],
+    )
     if not store.exists():
         raise InputError(f"ERROR: {store}: no store here (pass --store PATH)")
     answers = ReviewStore(store).answers(dataset=dataset)

@@ -10,9 +10,10 @@ import typer
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.errors import EXIT_INCOMPLETE, InputError
-from assay.core.jsonl import atomic_writer, check_output
+from assay.core.jsonl import atomic_writer
 from assay.core.rubric import SCALES, Scale, Strictness, dump_rubric
 from assay.core.suite import DEFAULT_MODEL
+from assay.core.writable import Output, check_outputs
 from assay.engine.calls import BudgetExhausted
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
@@ -46,7 +47,7 @@ def rubric(
         )
     if output.suffix not in (".yaml", ".yml", ".json"):
         raise InputError(f"ERROR: --output {output}: use a .yaml, .yml or .json file")
-    check_output(output, "--output")
+    check_outputs([Output("--output", output)], [("the store (--store)", store)])
     options = ModelOptions(base_url=base_url, price=parse_price(price) if price else None)
     handle = Store(store)
     try:

@@ -235,7 +235,8 @@ def run(
     (the run goes on with the deterministic scorers and every report says so) unless
     --require-judge; a missing key of the system under test is exit 2 before any call."""
 
-    from assay.api.running import execute_run, load, parse_params, run_request, with_corpus
+    from assay.api.run_inputs import load, parse_params, with_corpus
+    from assay.api.running import execute_run, run_request
 
     suite = load(suite_file)
     if corpus:

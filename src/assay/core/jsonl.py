@@ -52,15 +52,31 @@ def reading(path: Path) -> Iterator[None]:
         raise InputError(f"ERROR: {path}: cannot read: {exc.strerror}") from None
 
 
-def read_bytes(path: Path) -> bytes:
-    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable)."""
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """Read a file's bytes or raise one clear InputError (missing, a folder, unreadable, or
+    more than `limit` bytes: a file's size is checked before it is read, and a pipe or a
+    device is read no further than the limit)."""
     with reading(path):
-        return path.read_bytes()
+        if limit is None:
+            return path.read_bytes()
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        raise InputError(
+            f"ERROR: {path}: larger than {limit:,} bytes, the most assay reads of one file"
+        )
+    return data
 
 
 def read_text(path: Path) -> str:
     """Read a UTF-8 file (a BOM is tolerated) or raise one clear InputError."""
-    data = read_bytes(path)
+    return decode_text(path, read_bytes(path))
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """A file's bytes as UTF-8 text (a BOM is tolerated); InputError naming the line of the
+    first byte that is not UTF-8."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -235,34 +251,11 @@ def _temporary_beside(path: Path) -> tuple[int, Path]:
         return fd, tmp
 
 
-def check_output(path: Path, flag: str, *, folder: bool = False) -> None:
-    """Refuse an output path that cannot be written (InputError naming `flag` and `path`).
-
-    A file path must not be a folder (and a `folder` path not a file), no parent may be a
-    file, and the nearest existing folder must be writable. Every command checks its output
-    paths with this before its first model call, so a bad path costs nothing."""
-    where = f"ERROR: {flag} {path}"
-    try:
-        if path.is_dir() and not folder:
-            raise InputError(f"{where}: is a folder; give a file name")
-        if folder and path.exists() and not path.is_dir():
-            raise InputError(f"{where}: is a file; give a folder")
-        nearest = path if folder else path.parent
-        while not nearest.exists() and nearest != nearest.parent:
-            nearest = nearest.parent
-        if not nearest.is_dir():
-            raise InputError(f"{where}: {nearest} is a file, not a folder")
-        if not os.access(nearest, os.W_OK | os.X_OK):
-            raise InputError(f"{where}: cannot write in the folder {nearest} (permission denied)")
-    except OSError as exc:
-        raise InputError(f"{where}: cannot use this path: {exc.strerror or exc}") from None
-
-
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[IO[str]]:
     """Write a text file atomically: readers see the old file or the whole new one.
 
-    A path that cannot be written is an InputError naming it (`check_output` catches
+    A path that cannot be written is an InputError naming it (`assay.core.writable` catches
     these before any work; this is the last line of defence)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ Schema and any stage can be re-run from stored outputs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
@@ -24,6 +25,13 @@ from assay.core.jsonl import describe_validation_error
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Risk = Literal["low", "medium", "high"]
 Kind = Literal["answer", "refusal", "escalation"]
+
+MAX_INT = 2**53
+"""The largest integer a record holds (a trial number, a token count, a length): exact as a
+float and in JavaScript's JSON (the HTML report), and far within the signed 64-bit INTEGER
+that SQLite stores (the store's trial columns; a sum of 1,024 of them still fits)."""
+TrialNumber = Annotated[int, Field(ge=1, le=MAX_INT)]
+Count = Annotated[int, Field(ge=0, le=MAX_INT)]
 
 
 class Record(BaseModel):
@@ -103,8 +111,8 @@ class Case(Record):
 class Usage(Record):
     """Token counts of one trial (summed over its model calls)."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: Count = 0
+    output_tokens: Count = 0
 
 
 class AgentState(Record):
@@ -120,7 +128,7 @@ class Trial(Record):
     """One response of the system under test to one case, under one condition."""
 
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)]
+    trial: TrialNumber
     condition: NonEmpty
     runner: str
     response: str
@@ -161,7 +169,7 @@ class ScoreRow(Record):
 
     model_config = ConfigDict(extra="allow", strict=True)
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)]
+    trial: TrialNumber
     condition: NonEmpty
     blocker: bool = False
     notes: str | None = None
@@ -193,6 +201,8 @@ class Pass(Record):
     order: Literal["ab", "ba"]
     winner: Winner
     confidence: float | None = None
+    judge: str | None = None
+    """The panel judge that made the pass (a panel's comparison holds every judge's passes)."""
 
 
 class Comparison(Record):
@@ -200,7 +210,7 @@ class Comparison(Record):
 
     model_config = ConfigDict(extra="allow", strict=True)
     case_id: NonEmpty
-    trial: Annotated[int, Field(ge=1)] = 1
+    trial: TrialNumber = 1
     a: NonEmpty
     b: NonEmpty
     judge: str | None = None
@@ -209,8 +219,8 @@ class Comparison(Record):
     confidence: float | None = None
     consistent: bool | None = None
     preference: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    len_a: Annotated[int, Field(ge=0)] | None = None
-    len_b: Annotated[int, Field(ge=0)] | None = None
+    len_a: Count | None = None
+    len_b: Count | None = None
     criteria: dict[str, Any] | None = None
     expectations: dict[Literal["a", "b"], list[str]] | None = None
     """Set when the case's deterministic expectations decided the verdict without a judge
@@ -231,10 +241,34 @@ class Label(Record):
     dimension: NonEmpty
     rater: NonEmpty
     value: float | str
+    scale: str | None = None
+    """The declared rating scale of a numeric dimension, `LOW-HIGH` (`1-5`): calibrate
+    reports and uses it rather than the range the values happen to cover."""
+
+    @field_validator("scale")
+    @classmethod
+    def _scale(cls, value: str | None) -> str | None:
+        if value is not None:
+            low, sep, high = value.partition("-")
+            if not (sep and low.isdigit() and high.isdigit() and int(low) < int(high)):
+                raise ValueError(
+                    f"must be LOW-HIGH with whole numbers, LOW < HIGH (1-5), got {value!r}"
+                )
+        return value
+
+    @property
+    def scale_range(self) -> tuple[float, float] | None:
+        """The declared scale as (low, high), None when not declared."""
+        if self.scale is None:
+            return None
+        low, _, high = self.scale.partition("-")
+        return float(low), float(high)
 
     @field_validator("value")
     @classmethod
     def _no_bool(cls, value: object) -> object:
         if isinstance(value, bool):
             raise ValueError("must be a number or a category, not a boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value}")
         return value

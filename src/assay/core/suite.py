@@ -262,6 +262,23 @@ class Suite(SuiteModel):
         """Resolve a path written in the suite against the suite's folder."""
         return (self.root / relative) if not Path(relative).is_absolute() else Path(relative)
 
+    def inputs(self) -> list[tuple[str, Path]]:
+        """The files the suite reads (the suite file, its case catalogue, knowledge base,
+        rubric and skills), each with what it is: no output may overwrite one."""
+        of = f"of the suite {self.file}"
+        found = [] if self._file is None else [("the suite file", self._file)]
+        found.append((f"the case catalogue {of}", self.path(self.cases)))
+        if self.scoring.knowledge_base:
+            found.append((f"the knowledge base {of}", self.path(self.scoring.knowledge_base)))
+        if self.judge.rubric:
+            found.append((f"the judge rubric {of}", self.path(self.judge.rubric)))
+        found.extend(
+            (f"the skill of condition {c.name} {of}", self.path(c.skill))
+            for c in self.conditions
+            if c.skill
+        )
+        return found
+
 
 def load_suite_cases(suite: Suite, path: Path | None = None) -> list[Case]:
     """The suite's case catalogue, or `path` in its place (a --cases flag); with

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.core.records import MAX_INT
 from assay.core.redact import scrub, scrub_record
 from assay.engine.batching import WORKERS as BATCH_WORKERS
 from assay.engine.batching import BatchCollector
@@ -315,13 +316,21 @@ class Engine:
             cost = None if cost is None or response.cost_usd is None else cost + response.cost_usd
             state = _state(response)
             model_name = response.model
+        usage: dict[str, int] | None = None
+        if 0 <= input_tokens <= MAX_INT and 0 <= output_tokens <= MAX_INT:
+            usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        else:
+            error = error or (
+                f"the model reported {input_tokens:,} input and {output_tokens:,} output tokens:"
+                " token counts outside 0 to 2^53 cannot be accounted for"
+            )
         record = {
             "case_id": item.case.id,
             "trial": item.trial,
             "condition": condition.name,
             "runner": condition.model,
             "response": "" if error else text,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            "usage": usage,
             "cost_usd": cost,
             "model": model_name,
             "latency_s": round(time.perf_counter() - started, 6),

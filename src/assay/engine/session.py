@@ -38,6 +38,8 @@ class RunRequest:
     options: ModelOptions
     allow_unmetered: bool = False
     output: Path | None = None
+    catalogue: Path | None = None
+    """The case catalogue file the cases were read from (None: given as objects)."""
     executor: str = "local"
     ray_address: str | None = None
 

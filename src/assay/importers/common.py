@@ -50,6 +50,13 @@ class Imported:
     notes: list[str] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     """Where each trial was read (`FILE: JSON path`), in the order of `trials`."""
+    incomplete: list[str] = field(default_factory=list)
+    """Why the source's run did not finish there (`FILE: status cancelled: 27 of 33
+    samples`); empty for a finished run. Written as the suite's `[source]`."""
+    source_gate: str | None = None
+    """The metric that carries the source's own pass/fail of each test (promptfoo's `pass`),
+    which the suite requires of every case of the gated condition; None when the source has
+    no per-test verdict (Inspect)."""
 
     @property
     def conditions(self) -> list[str]:
@@ -106,7 +113,7 @@ def is_zip(path: Path) -> bool:
         return handle.read(4) == b"PK\x03\x04"
 
 
-def parse_json(path: Path, text: str | bytes, member: str | None = None) -> Any:
+def parse_json(path: Path, text: str | bytes | bytearray, member: str | None = None) -> Any:
     """Parse a source's JSON; invalid JSON names the line and column (of `member`, a file
     inside an archive, when given)."""
     inside = f"{member}:" if member else ""
@@ -120,6 +127,11 @@ def parse_json(path: Path, text: str | bytes, member: str | None = None) -> Any:
         raise InputError(f"ERROR: {path}: {inside} not UTF-8 text (byte {exc.start})") from None
     except RecursionError:
         raise InputError(f"ERROR: {path}: {inside} invalid JSON: nested too deeply") from None
+    except MemoryError:
+        where = f"{path}: {member}" if member else f"{path}"
+        raise InputError(
+            f"ERROR: {where}: too large to parse in the memory available ({len(text):,} bytes)"
+        ) from None
     if nesting_depth(value) > MAX_DEPTH:
         raise InputError(f"ERROR: {path}: {inside} JSON nested more than {MAX_DEPTH} levels deep")
     return value
@@ -273,10 +285,17 @@ def toml_string(text: str) -> str:
 
 
 def suite_text(
-    imported: Imported, *, cases: str | None, candidate: str | None, command: str
+    imported: Imported,
+    *,
+    cases: str | None,
+    candidate: str | None,
+    command: str,
+    source_gate: bool = True,
 ) -> str:
     """The suite that `assay score`, `assay report` and `assay review` read the import with:
-    the metrics' scale, the case catalogue and the condition the gate decides for."""
+    the metrics' scale, the case catalogue, the condition the gate decides for, the source's
+    own verdict of each test as a per-case threshold (unless `source_gate` is false) and
+    `[source]`: the tool, and whether its run finished."""
     low, high = imported.scale
     lines = [
         f"# Written by {command}: the scale of the imported metrics, the case",
@@ -286,10 +305,30 @@ def suite_text(
     if cases is not None:
         lines.append(f"cases = {toml_string(cases)}")
     lines += ["", "[scoring]", f"scale = [{low!r}, {high!r}]"]
+    gate = imported.source_gate
+    if source_gate and gate is not None and gate in imported.metrics:
+        lines += [
+            "",
+            f"# {imported.tool}'s own verdict: a case whose test failed in any trial fails",
+            f"# the gate (`{command} --no-source-gate` leaves this out).",
+            "[scoring.thresholds]",
+            f"{toml_string(gate)} = 1.0",
+        ]
     if candidate is not None:
         lines += ["", "[gate]", f"candidate = {toml_string(candidate)}"]
-    lines += ["", "[report]", f"title = {toml_string(f'{imported.tool} results')}", ""]
-    return "\n".join(lines)
+    lines += ["", "[report]", f"title = {toml_string(f'{imported.tool} results')}"]
+    lines += [
+        "",
+        "# The harness the run came from; complete = false: the run did not finish there.",
+        "[source]",
+        f"tool = {toml_string(imported.tool)}",
+        f"complete = {'false' if imported.incomplete else 'true'}",
+    ]
+    if imported.incomplete:
+        lines.append("reasons = [")
+        lines += [f"  {toml_string(reason)}," for reason in imported.incomplete]
+        lines.append("]")
+    return "\n".join([*lines, ""])
 
 
 def rename(imported: Imported, old: str, new: str) -> None:
@@ -313,6 +352,8 @@ def merge(tool: Tool, parts: Sequence[Imported]) -> Imported:
         merged.scores.extend(part.scores)
         merged.notes.extend(part.notes)
         merged.origins.extend(part.origins)
+        merged.incomplete.extend(part.incomplete)
+        merged.source_gate = merged.source_gate or part.source_gate
     merged.cases = first_cases(merged.cases)
     check_unique(merged)
     return merged

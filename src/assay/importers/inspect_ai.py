@@ -7,25 +7,28 @@
 - Score rows: one metric per scorer, named by the scorer (`includes`, `model_graded_qa`),
   valued as Inspect's `value_to_float` does (C 1, P 0.5, I and N 0, yes/true 1, no/false 0,
   numbers as they are); a scorer that returns a dict or list gives one metric per entry
-  (`scorer_key`, `scorer_1`). A sample that errored has a trial with its error and no row.
+  (`scorer_key`, `scorer_1`). A sample that errored has a trial with its error and no row,
+  whatever scores it holds.
+- A trial's usage and cost are the sample's `model_usage` summed over its models (Inspect's
+  own per-sample total; the cost only when every model's usage is priced), else the output's.
+- A log whose status is not `success` (error, cancelled, or started: the run was killed)
+  makes the import incomplete, with the samples it holds against those the run was to make
+  (the dataset's sample ids × epochs): `logs/a.eval: status cancelled: 27 of 33 samples`.
 """
 
 from __future__ import annotations
 
-import struct
+import math
 import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import zstandard
 from pydantic import Field
 
 from assay.core.errors import InputError
-from assay.core.jsonl import read_text
-from assay.core.records import Case, ScoreRow, Trial, Usage
+from assay.core.records import MAX_INT, Case, Count, ScoreRow, Trial, TrialNumber, Usage
 from assay.importers.common import (
     MAX_PROBLEMS,
     Imported,
@@ -44,20 +47,24 @@ from assay.importers.common import (
     validate,
     validate_all,
 )
+from assay.importers.reading import Budget, read_document, read_member, reserve
 
 TOOL: Final = "inspect"
 FORMAT_VERSION = 2
-ZSTD = 93  # the zip compression method Inspect writes .eval members with
 EXPECTED = "an Inspect AI log (a log holds `eval` (the task, model and settings) and `samples`)"
 NOT_LOGS = ("logs.json", "eval-set.json")  # what Inspect keeps beside the logs of a folder
-MAX_MEMBER = 512 * 1024 * 1024
 GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
 class Dataset(Source):
     name: str | None = None
+    samples: int | None = Field(default=None, ge=0)
     sample_ids: list[str | int] | None = None
+
+
+class EvalConfig(Source):
+    epochs: int | None = Field(default=None, ge=1)
 
 
 class EvalSpec(Source):
@@ -68,6 +75,16 @@ class EvalSpec(Source):
     eval_id: str | None = None
     created: str | None = None
     dataset: Dataset | None = None
+    config: EvalConfig | None = None
+
+    @property
+    def expected(self) -> int | None:
+        """The samples the run was to make: the dataset's samples (after `--limit`) × epochs."""
+        ids = self.dataset.sample_ids if self.dataset else None
+        count = len(ids) if ids is not None else (self.dataset.samples if self.dataset else None)
+        if count is None:
+            return None
+        return count * ((self.config.epochs if self.config else None) or 1)
 
 
 class Header(Source):
@@ -88,8 +105,20 @@ class Message(Source):
 
 
 class ModelUsage(Source):
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    input_tokens_cache_write: Count | None = None
+    input_tokens_cache_read: Count | None = None
+    total_cost: float | None = None
+
+    @property
+    def input_total(self) -> int:
+        """Every input token: Inspect counts cache reads and writes apart from `input_tokens`."""
+        return (
+            self.input_tokens
+            + (self.input_tokens_cache_write or 0)
+            + (self.input_tokens_cache_read or 0)
+        )
 
 
 class Output(Source):
@@ -110,7 +139,7 @@ class SampleError(Source):
 
 class Sample(Source):
     id: str | int
-    epoch: int = Field(default=1, ge=1)
+    epoch: TrialNumber = 1
     input: str | list[Message]
     target: str | list[str] = ""
     output: Output | None = None
@@ -118,6 +147,7 @@ class Sample(Source):
     metadata: dict[str, Any] | None = None
     error: SampleError | None = None
     started_at: str | None = None
+    model_usage: dict[str, ModelUsage] | None = None
 
 
 @dataclass(slots=True)
@@ -145,16 +175,26 @@ def read(paths: Sequence[Path]) -> Imported:
             files.extend(found)
         else:
             files.append(path)
-    logs = [read_log(path) for path in files]
+    budget = Budget()
+    logs = [read_log(path, budget) for path in files]
     names = _conditions([log.spec for log in logs])
-    return merge(TOOL, [_convert(log, name) for log, name in zip(logs, names, strict=True)])
+    imported = merge(TOOL, [_convert(log, name) for log, name in zip(logs, names, strict=True)])
+    if not imported.trials:
+        raise InputError(
+            [
+                f"ERROR: {reason}: the log holds no samples (the run stopped before it logged one)"
+                for reason in imported.incomplete
+            ]
+        )
+    return imported
 
 
-def read_log(path: Path) -> Log:
-    """One log, `.eval` (zip) or `.json` by its content; InputError naming file and place."""
+def read_log(path: Path, budget: Budget) -> Log:
+    """One log, `.eval` (zip) or `.json` by its content, its size counted in the import's
+    `budget`; InputError naming file and place."""
     if is_zip(path):
-        return _read_eval(path)
-    data = parse_json(path, read_text(path))
+        return _read_eval(path, budget)
+    data = parse_json(path, read_document(path, budget))
     header = _header(path, data, "")
     samples = data.get("samples") if isinstance(data, dict) else None
     if not isinstance(samples, list):
@@ -182,7 +222,7 @@ def _header(path: Path, data: Any, member: str) -> Header:
     return validate(Header, fields, path, *([member] if member else []))
 
 
-def _read_eval(path: Path) -> Log:
+def _read_eval(path: Path, budget: Budget) -> Log:
     """An `.eval` log: a zip archive of header.json (or, while it runs, the journal's
     start.json) and one samples/ID_epoch_N.json per sample."""
     try:
@@ -198,51 +238,21 @@ def _read_eval(path: Path) -> Log:
             raise InputError(
                 f"ERROR: {path}: not an Inspect .eval log (the archive has no header.json)"
             )
-        header = _header(path, parse_json(path, _member(path, archive, head), head), head)
+        members = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
+        reserve(path, archive, [head, *members], budget)
+        header = _header(path, parse_json(path, read_member(path, archive, head), head), head)
         samples = []
         problems: list[str] = []
-        for name in names:
-            if name.startswith("samples/") and name.endswith(".json"):
-                data = parse_json(path, _member(path, archive, name), name)
-                try:
-                    samples.append((name, validate(Sample, data, path, name)))
-                except InputError as exc:
-                    problems.extend(exc.messages)
+        for name in members:
+            data = parse_json(path, read_member(path, archive, name), name)
+            try:
+                samples.append((name, validate(Sample, data, path, name)))
+            except InputError as exc:
+                problems.extend(exc.messages)
         if problems:
             raise InputError(problems[:MAX_PROBLEMS])
     status = header.status if head == "header.json" else "started"
     return Log(path, status, header.eval, samples)
-
-
-def _member(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes. Python's zipfile reads deflated and stored members; Inspect writes
-    zstandard ones (method 93), which are read from the raw bytes with `zstandard`."""
-    info = archive.getinfo(name)
-    if info.file_size > MAX_MEMBER:
-        raise InputError(f"ERROR: {path}: {name}: member larger than {MAX_MEMBER} bytes")
-    try:
-        if info.compress_type != ZSTD:
-            return archive.read(info)
-        with path.open("rb") as handle:
-            handle.seek(info.header_offset)
-            local = handle.read(30)
-            if local[:4] != b"PK\x03\x04":
-                raise zipfile.BadZipFile("bad local file header")
-            name_length, extra_length = struct.unpack("<HH", local[26:30])
-            handle.seek(name_length + extra_length, 1)
-            raw = handle.read(info.compress_size)
-        data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
-        if zlib.crc32(data) != info.CRC:
-            raise zipfile.BadZipFile("CRC check failed")
-        return data
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        zstandard.ZstdError,
-        NotImplementedError,
-        OSError,
-    ) as exc:
-        raise InputError(f"ERROR: {path}: {name}: cannot read the archive member: {exc}") from None
 
 
 def _args_text(args: dict[str, Any]) -> str:
@@ -311,15 +321,53 @@ def score_values(path: Path, where: str, name: str, value: Any) -> dict[str, flo
     return {metric_name(name): found}
 
 
+def incomplete(log: Log) -> str | None:
+    """Why a log is not a finished run (`FILE: status cancelled: 27 of 33 samples`), or None:
+    its status is not success, or it holds fewer samples than the run was to make."""
+    present, expected = len(log.samples), log.spec.expected
+    if log.status == "success" and (expected is None or present >= expected):
+        return None
+    counted = f"{present} of {expected} samples" if expected is not None else f"{present} samples"
+    errored = sum(1 for _, sample in log.samples if sample.error is not None)
+    if errored:
+        counted += f" ({errored} errored)"
+    return f"{log.path}: status {log.status}: {counted}"
+
+
+def _usage(path: Path, where: str, sample: Sample) -> tuple[Usage | None, float | None]:
+    """A sample's tokens and cost: its `model_usage` summed over the models it called (the
+    cost only when every one is priced), else its output's usage. Sums beyond what a record
+    holds are an InputError naming the sample's usage."""
+    usages = list((sample.model_usage or {}).values())
+    if not usages and sample.output is not None and sample.output.usage is not None:
+        usages = [sample.output.usage]
+    if not usages:
+        return None, None
+    costs = [u.total_cost for u in usages if u.total_cost is not None]
+    tokens = {
+        "input": sum(u.input_total for u in usages),
+        "output": sum(u.output_tokens for u in usages),
+    }
+    for kind, count in tokens.items():
+        if count > MAX_INT:
+            raise problem(
+                path,
+                place(where, "model_usage" if sample.model_usage else "output"),
+                f"{kind} tokens add up to more than {MAX_INT:,}",
+            )
+    usage = Usage(input_tokens=tokens["input"], output_tokens=tokens["output"])
+    return usage, math.fsum(costs) if len(costs) == len(usages) else None
+
+
 def _convert(log: Log, condition: str) -> Imported:
     path, spec = log.path, log.spec
     imported = Imported(tool=TOOL, sources=[path])
-    if log.status != "success":
-        imported.notes.append(
-            f"{path}: the log's status is {log.status}: imported the {len(log.samples)} samples"
-            " it holds"
-        )
+    reason = incomplete(log)
+    if reason is not None:
+        imported.incomplete.append(reason)
     if not log.samples:
+        if reason is not None:
+            return imported  # a run stopped before it logged a sample: nothing but the reason
         raise InputError(
             f"ERROR: {path}: samples: the log holds no samples (was it run with --no-log-samples?)"
         )
@@ -333,7 +381,7 @@ def _convert(log: Log, condition: str) -> Imported:
         case_id = str(sample.id)
         imported.cases.append(_case(path, where, spec, sample))
         output = sample.output
-        usage = output.usage if output else None
+        usage, cost = _usage(path, where, sample)
         imported.trials.append(
             Trial(
                 case_id=case_id,
@@ -341,9 +389,8 @@ def _convert(log: Log, condition: str) -> Imported:
                 condition=condition,
                 runner=f"{TOOL}:{spec.model}",
                 response=output.completion if output else "",
-                usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-                if usage
-                else None,
+                usage=usage,
+                cost_usd=cost,
                 model=spec.model,
                 latency_s=output.time if output else None,
                 error=sample.error.message if sample.error else None,
@@ -352,8 +399,8 @@ def _convert(log: Log, condition: str) -> Imported:
             )
         )
         imported.origins.append(f"{path}: {where}")
-        if not sample.scores:
-            continue
+        if sample.error is not None or not sample.scores:
+            continue  # an errored sample is an errored trial, never partly scored
         metrics: dict[str, float] = {}
         reasons = []
         for name, score in sample.scores.items():

@@ -9,7 +9,11 @@ records.
 - Score rows: `pass` (the test passed: 1/0), `score` (promptfoo's score of the test) and one
   metric per assertion, named by its `metric` when it has one, else its type (`contains`,
   `llm_rubric`; repeats numbered `contains_2`), valued by the assertion's score (pass/fail
-  when it has none).
+  when it has none). A result the provider failed to give (promptfoo's error) is a trial with
+  its error and no score row.
+- `pass` is promptfoo's own verdict (`Imported.source_gate`): the suite requires it of every
+  case, so a test that failed in any repeat fails its case, as it makes `promptfoo eval`
+  exit 100. promptfoo writes its results when the eval ends: an import is a complete run.
 """
 
 from __future__ import annotations
@@ -21,8 +25,7 @@ from typing import Any, Final
 
 from pydantic import Field
 
-from assay.core.jsonl import read_text
-from assay.core.records import Case, ScoreRow, Trial, Usage
+from assay.core.records import Case, Count, ScoreRow, Trial, Usage
 from assay.importers.common import (
     ZIP,
     Imported,
@@ -42,6 +45,7 @@ from assay.importers.common import (
     validate,
     validate_all,
 )
+from assay.importers.reading import Budget, read_document
 
 TOOL: Final = "promptfoo"
 FORMAT_VERSION = 3
@@ -50,6 +54,7 @@ EXPECTED = (
     " `results` holds `version`, `prompts` and `results`)"
 )
 ERROR_REASON = 2  # promptfoo's ResultFailureReason.ERROR: the provider failed, no output
+PASS = "pass"  # the metric of promptfoo's verdict of a test
 
 
 class Provider(Source):
@@ -103,8 +108,8 @@ class Response(Source):
 
 
 class Tokens(Source):
-    prompt: int | None = None
-    completion: int | None = None
+    prompt: Count | None = None
+    completion: Count | None = None
 
 
 class Result(Source):
@@ -139,14 +144,16 @@ class ResultsFile(Source):
 
 def read(paths: Sequence[Path]) -> Imported:
     """Read promptfoo results files (several are one run: e.g. one eval per provider)."""
-    return merge(TOOL, [read_file(path) for path in paths])
+    budget = Budget()
+    return merge(TOOL, [read_file(path, budget) for path in paths])
 
 
-def read_file(path: Path) -> Imported:
-    """Read one promptfoo results file; InputError naming the file and the JSON path."""
+def read_file(path: Path, budget: Budget) -> Imported:
+    """Read one promptfoo results file, its size counted in the import's `budget`;
+    InputError naming the file and the JSON path."""
     if is_zip(path):
         raise not_this_tool(path, ZIP, TOOL, EXPECTED)
-    data = parse_json(path, read_text(path))
+    data = parse_json(path, read_document(path, budget))
     if sniff(data) != TOOL:
         raise not_this_tool(path, data, TOOL, EXPECTED)
     version = data["results"].get("version")
@@ -220,7 +227,7 @@ def _metrics(result: Result) -> tuple[dict[str, float], list[str]]:
         (c.assertion.metric or c.assertion.type) if c.assertion else f"assertion_{i + 1}"
         for i, c in enumerate(components)
     ]
-    names = unique(["pass", "score", *(metric_name(n) for n in raw_names)])
+    names = unique([PASS, "score", *(metric_name(n) for n in raw_names)])
     values = [1.0 if result.success else 0.0, result.score]
     values += [c.score if c.score is not None else float(c.passed) for c in components]
     reasons = [f"{n}: {c.reason}" for n, c in zip(names[2:], components, strict=True) if c.reason]
@@ -228,7 +235,7 @@ def _metrics(result: Result) -> tuple[dict[str, float], list[str]]:
 
 
 def _convert(path: Path, top: ResultsFile, results: list[Result]) -> Imported:
-    imported = Imported(tool=TOOL, sources=[path])
+    imported = Imported(tool=TOOL, sources=[path], source_gate=PASS)
     conditions = _conditions(results, top.results.prompts)
     case_ids, trial_numbers = _test_keys(results)
     cases: dict[str, Case] = {}
@@ -268,6 +275,8 @@ def _convert(path: Path, top: ResultsFile, results: list[Result]) -> Imported:
             )
         )
         imported.origins.append(f"{path}: {where}")
+        if errored:
+            continue  # no answer: an errored trial, not a score of 0
         metrics, reasons = _metrics(r)
         imported.scores.append(
             ScoreRow.model_validate(

@@ -29,7 +29,7 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors
 from assay.core.records import Label
-from assay.measure.alpha import krippendorff_alpha
+from assay.measure.alpha import alpha_level, krippendorff_alpha
 from assay.measure.figures import class_figures, finite, integer_scale, numeric_figures
 from assay.measure.thresholds import (
     DEFAULT_KAPPA,
@@ -112,6 +112,7 @@ class DimensionResult:
     human_items_multi: int
     judges: dict[str, JudgeAgreement]
     scale: tuple[float, float] | None = None  # numbers on an integer scale: its (low, high)
+    scale_source: str | None = None  # "declared" (the labels' `scale`) or "observed" (values)
 
     @property
     def statistic(self) -> str:
@@ -125,6 +126,7 @@ class DimensionResult:
             "kind": self.kind,
             "statistic": self.statistic,
             "scale": list(self.scale) if self.scale is not None else None,
+            "scale_source": self.scale_source,
             "safety": self.safety,
             "items": self.items,
             "items_without_majority": self.items_without_majority,
@@ -168,6 +170,7 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
     errors: list[tuple[int, str]] = []
     seen: dict[tuple[str, str, str, str | None], int] = {}
     kinds: dict[str, tuple[bool, int]] = {}
+    scales: dict[str, tuple[str, int]] = {}
     for line, label in labels:
         dimension = dimension_key(label.dimension)
         key = (dimension, label.item_id, *judge_key(label))
@@ -182,6 +185,8 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
         else:
             seen[key] = line
         numeric = not isinstance(label.value, str)
+        if label.scale is not None:
+            scales.setdefault(dimension, (label.scale, line))
         first = kinds.setdefault(dimension, (numeric, line))
         if first[0] != numeric:
             expected = "a number" if first[0] else "a category"
@@ -191,8 +196,44 @@ def _check_labels(path: Path, labels: Sequence[tuple[int, Label]]) -> None:
                     f"value: dimension {dimension!r} expects {expected} (as on line {first[1]})",
                 )
             )
+    errors.extend(_scale_errors(labels, scales))
     if errors:
         raise InputError(format_errors(path, errors))
+
+
+def _scale_errors(
+    labels: Sequence[tuple[int, Label]], scales: dict[str, tuple[str, int]]
+) -> list[tuple[int, str]]:
+    """A dimension declares one scale, on numbers, and every value is one of its points."""
+    errors: list[tuple[int, str]] = []
+    for line, label in labels:
+        dimension = dimension_key(label.dimension)
+        if dimension not in scales:
+            continue
+        scale, first = scales[dimension]
+        if label.scale is not None and label.scale != scale:
+            errors.append(
+                (
+                    line,
+                    f"scale: dimension {dimension!r} is declared {scale!r} on line {first},"
+                    f" here {label.scale!r}",
+                )
+            )
+        elif isinstance(label.value, str):
+            if label.scale is not None:
+                errors.append((line, "scale: declared on a category; a scale is for numbers"))
+        else:
+            low, _, high = scale.partition("-")
+            if not (int(low) <= label.value <= int(high) and float(label.value).is_integer()):
+                errors.append(
+                    (line, f"value: {label.value:g} is not a point of the declared scale {scale}")
+                )
+    return errors
+
+
+def declared_scale(rows: Sequence[Label]) -> tuple[float, float] | None:
+    """The scale the labels of a dimension declare (checked to be one), None if none does."""
+    return next((r.scale_range for r in rows if r.scale_range is not None), None)
 
 
 def human_reference(values: list[Value], numeric: bool) -> Value | None:
@@ -203,8 +244,11 @@ def human_reference(values: list[Value], numeric: bool) -> Value | None:
     return top if count * 2 > len(values) else None
 
 
-def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[float | None, int]:
-    """Krippendorff's alpha among the human raters, over items with at least two of them."""
+def human_alpha(
+    by_item: dict[str, dict[str, Value]], numeric: bool, rating_scale: bool
+) -> tuple[float | None, int]:
+    """Krippendorff's alpha among the human raters, over items with at least two of them, at
+    the level `alpha_level` gives the dimension (ordinal on a rating scale)."""
     items = [item for item, raters in by_item.items() if len(raters) >= 2]
     if not items:
         return None, 0
@@ -221,7 +265,7 @@ def human_alpha(by_item: dict[str, dict[str, Value]], numeric: bool) -> tuple[fl
             if rater in by_item[item]:
                 value = by_item[item][rater]
                 data[r, j] = float(value) if numeric else codes[str(value)]
-    return krippendorff_alpha(data, "interval" if numeric else "nominal"), len(items)
+    return krippendorff_alpha(data, alpha_level(numeric, rating_scale)), len(items)
 
 
 def compare_judge(
@@ -360,7 +404,8 @@ def calibrate(
     for dimension, rows in sorted(by_dim.items()):
         kind = _kind([r.value for r in rows], thresholds.positive)
         numeric = kind == "numeric"
-        scale = integer_scale([float(r.value) for r in rows]) if numeric else None
+        declared = declared_scale(rows) if numeric else None
+        scale = declared or (integer_scale([float(r.value) for r in rows]) if numeric else None)
         humans: dict[str, dict[str, Value]] = defaultdict(dict)
         judges: dict[tuple[str, str | None], dict[str, Value]] = defaultdict(dict)
         for row in rows:
@@ -376,7 +421,7 @@ def calibrate(
                 without_majority += 1
             else:
                 reference[item] = ref
-        alpha, multi = human_alpha(humans, numeric)
+        alpha, multi = human_alpha(humans, numeric, scale is not None)
         safety = dimension in {dimension_key(d) for d in thresholds.safety_dims}
         shas = Counter(rater for rater, _ in judges)
         dim_judges: dict[str, JudgeAgreement] = {}
@@ -392,7 +437,7 @@ def calibrate(
             dim_judges[key] = compare_judge(rater, sha, pairs, kind, safety, thresholds, scale)
         results[dimension] = DimensionResult(
             dimension, kind, safety, len(reference), without_majority, alpha, multi, dim_judges,
-            scale,
+            scale, "declared" if declared else "observed" if scale else None,
         )  # fmt: skip
     return results
 

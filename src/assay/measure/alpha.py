@@ -11,6 +11,27 @@ import krippendorff
 import numpy as np
 
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+MAX_SCALE_POINTS = 1000
+
+
+def integer_scale(values: Sequence[float]) -> tuple[float, float] | None:
+    """(lowest, highest) when every value is a whole number within `MAX_SCALE_POINTS` points
+    (a rating scale), else None (continuous)."""
+    if not values or not all(float(v).is_integer() for v in values):
+        return None
+    low, high = float(min(values)), float(max(values))
+    return (low, high) if high - low < MAX_SCALE_POINTS else None
+
+
+def alpha_level(numeric: bool, rating_scale: bool) -> AlphaLevel:
+    """The one level of measurement for a kind of rating, wherever alpha is computed
+    (calibrate's human alpha, the review app, judge panels): categories are nominal, the
+    points of a rating scale (1-5, 0/1 blocker) ordinal (their order counts, their distances
+    are not measured), continuous numbers interval. The same 1-5 scores therefore get the
+    same alpha in `assay calibrate` and in the review app."""
+    if not numeric:
+        return "nominal"
+    return "ordinal" if rating_scale else "interval"
 
 
 def krippendorff_alpha(

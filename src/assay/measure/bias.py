@@ -7,12 +7,16 @@ are left out. Per judge:
   whose passes agree.
 - `first_position_wins` / `second_position_wins`: inconsistent comparisons where both passes
   chose the response shown first (resp. second); `first_position_share` = first / (first +
-  second), with a binomial z-test against 0.5 (`z`, `p` from scipy's exact binomial test,
-  `flagged` when |z| > 2).
+  second), tested against 0.5 (`z`, and `p` from scipy's exact binomial test; `flagged` when
+  p < 0.05: the flag and the printed p come from the same test, where |z| > 2 flagged 5 of 5
+  (z 2.236) at p 0.0625).
 - `p_prefer_longer`: among decided comparisons with responses of different lengths
   (`length_decided_comparisons`), how often the longer one won, with the same binomial test
   against 0.5 (`length_preference_z`, `length_preference_p`; `length_preference_flagged` when
-  |z| > 2: the judge prefers the longer, or the shorter, response beyond chance).
+  p < 0.05: the judge prefers the longer, or the shorter, response beyond chance).
+- a panel's comparisons (`judges`: each judge's verdict; passes tagged with their judge) are
+  audited per judge as well as pooled under the panel's name: pooled, one judge that always
+  prefers the longer response is averaged away by the others.
 - with score rows: the Spearman correlation between response length and score
   (`length_score_rho`, `length_score_p`, `length_flagged` when ρ > 0.3 with p < 0.05).
 """
@@ -31,7 +35,7 @@ import numpy as np
 from assay.core.records import Comparison, ScoreRow
 from assay.measure.inputs import TrialKey, comparison_lengths, judge_name
 
-Z_FLAG = 2.0
+P_BIAS = 0.05  # a position or length preference is flagged when the exact binomial p < this
 RHO_FLAG = 0.3
 P_FLAG = 0.05
 FIXED_FIELDS = frozenset(
@@ -58,7 +62,7 @@ class PositionBias:
             "first_position_share": share,
             "z": z,
             "p": p,
-            "flagged": bool(z is not None and abs(z) > Z_FLAG),
+            "flagged": bool(p is not None and p < P_BIAS),
         }
 
 
@@ -100,7 +104,7 @@ def length_preference(longer_won: int, decided: int) -> dict[str, Any]:
         "length_decided_comparisons": decided,
         "length_preference_z": z,
         "length_preference_p": p,
-        "length_preference_flagged": bool(z is not None and abs(z) > Z_FLAG),
+        "length_preference_flagged": bool(p is not None and p < P_BIAS),
     }
 
 
@@ -121,11 +125,27 @@ def prefer_longer(
     return longer_won, total
 
 
+NUMERIC_FIELDS = frozenset({"overall", "overall_ln", "adequacy"})
+"""Score-row fields declared on ScoreRow (judge annotations) that `--metric` may name."""
+
+
+def metric_names(rows: Sequence[ScoreRow]) -> list[str]:
+    """Every metric `--metric` may name: the rows' numeric metric fields and judge figures."""
+    names: set[str] = set()
+    for row in rows:
+        for key, value in (row.model_extra or {}).items():
+            numeric = isinstance(value, int | float) and not isinstance(value, bool)
+            if numeric and key not in FIXED_FIELDS:
+                names.add(key)
+        names.update(f for f in NUMERIC_FIELDS if getattr(row, f) is not None)
+    return sorted(names)
+
+
 def score_value(row: ScoreRow, metric: str | None) -> float | None:
     """The row's score: the named metric, else the mean of its numeric metric fields."""
     extra = row.model_extra or {}
     if metric is not None:
-        value = extra.get(metric)
+        value = extra.get(metric, getattr(row, metric) if metric in NUMERIC_FIELDS else None)
         return (
             float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
         )
@@ -186,6 +206,26 @@ def judge_key_of_source(source: str) -> str:
     return source.split(":", 1)[1] if source.startswith("judge:") else source
 
 
+def panel_members(comparison: Comparison) -> list[Comparison]:
+    """A panel's comparison as each judge's own: its verdict and its passes, so one judge's
+    bias is not averaged away by the others (the pooled panel is audited as well)."""
+    judges = (comparison.model_extra or {}).get("judges")
+    if not isinstance(judges, list) or len(judges) < 2:
+        return []
+    members = []
+    for entry in judges:
+        if not isinstance(entry, dict) or entry.get("verdict") not in ("a", "b", "tie"):
+            continue
+        spec = str(entry.get("judge"))
+        passes = [p for p in comparison.passes if p.judge == spec]
+        members.append(
+            comparison.model_copy(
+                update={"judge": spec, "verdict": entry["verdict"], "passes": passes}
+            )
+        )
+    return members
+
+
 def audit(
     comparisons: Sequence[Comparison],
     trial_lengths: dict[TrialKey, int] | None = None,
@@ -198,6 +238,8 @@ def audit(
         if comparison.by_rule:
             continue
         by_judge[judge_key_of_source(judge_name(comparison))].append(comparison)
+        for member in panel_members(comparison):
+            by_judge[judge_key_of_source(judge_name(member))].append(member)
     report: dict[str, dict[str, Any]] = {}
     for judge, items in sorted(by_judge.items()):
         entry = {"comparisons": len(items), **position_bias(items).as_json()}

@@ -9,13 +9,17 @@ and loses against the rest, directly or not); otherwise the command reports it i
 printing meaningless numbers. Bootstrap intervals resample whole games with replacement (a
 game is a win for one side or a tie): each resample draws as many games as were played, over
 the (pair, outcome) cells in proportion to their counts, and is refitted; the interval is the
-2.5th and 97.5th percentiles of the refitted strengths.
+2.5th and 97.5th percentiles of the refitted strengths. There is no interval (None, and the
+reason in `Rating.undefined`) when a resample has no maximum-likelihood strengths (a player
+never loses, or never wins, in it: too few games, and its refit would be an arbitrary point
+where the optimiser stopped), or when every resample gives the same strengths (ties only, or
+a single game: `[0.5, 0.5]` would claim certainty from games without spread).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
@@ -35,6 +39,8 @@ class Rating:
     ci_high: float | None
     games: int
     wins: float
+    undefined: dict[str, str] = field(default_factory=dict)
+    """Why a figure is None: field name → reason."""
 
 
 @dataclass
@@ -87,11 +93,16 @@ def resample_games(games: Games, rng: np.random.Generator, size: int) -> np.ndar
     return np.hstack([draws[:, :m] + half_ties, draws[:, m : 2 * m] + half_ties])
 
 
-def strongly_connected(games: Games) -> bool:
-    """Whether the MLE exists: the directed graph of (partial) wins is strongly connected."""
+def strongly_connected(
+    games: Games, wins_i: np.ndarray | None = None, wins_j: np.ndarray | None = None
+) -> bool:
+    """Whether the MLE exists: the directed graph of (partial) wins is strongly connected
+    (for the given per-pair scores, a resample's, else the games')."""
     k = len(games.names)
-    rows = np.concatenate([games.i[games.wins_i > 0], games.j[games.wins_j > 0]])
-    cols = np.concatenate([games.j[games.wins_i > 0], games.i[games.wins_j > 0]])
+    wi = games.wins_i if wins_i is None else wins_i
+    wj = games.wins_j if wins_j is None else wins_j
+    rows = np.concatenate([games.i[wi > 0], games.j[wj > 0]])
+    cols = np.concatenate([games.j[wi > 0], games.i[wj > 0]])
     graph = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(k, k))
     count, _ = connected_components(graph, directed=True, connection="strong")
     return bool(count == 1)
@@ -167,15 +178,7 @@ def _rank(pairs: Sequence[tuple[str, str, str]], bootstrap: int, seed: int) -> l
         )
     beta = fit_log_strengths(games)
     strengths = normalise(beta)
-    low = high = None
-    if bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        draws = resample_games(games, rng, bootstrap)
-        m = len(games.i)
-        samples = np.vstack(
-            [normalise(fit_log_strengths(games, d[:m], d[m:], start=beta)) for d in draws]
-        )
-        low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+    low, high, why = _intervals(games, beta, bootstrap, seed)
     k = len(games.names)
     played = np.bincount(games.i, weights=games.total, minlength=k) + np.bincount(
         games.j, weights=games.total, minlength=k
@@ -191,7 +194,41 @@ def _rank(pairs: Sequence[tuple[str, str, str]], bootstrap: int, seed: int) -> l
             None if high is None else float(high[n]),
             round(float(played[n])),
             float(wins[n]),
+            {} if why is None else {"ci_low": why, "ci_high": why},
         )
         for n, name in enumerate(games.names)
     ]
     return sorted(ratings, key=lambda r: (-r.strength, r.name))
+
+
+def _intervals(
+    games: Games, beta: np.ndarray, bootstrap: int, seed: int
+) -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
+    """Percentile bootstrap bounds of every strength, or None and why there are none."""
+    if bootstrap == 0:
+        return None, None, "--bootstrap 0"
+    rng = np.random.default_rng(seed)
+    draws = resample_games(games, rng, bootstrap)
+    m = len(games.i)
+    missing = sum(1 for d in draws if not strongly_connected(games, d[:m], d[m:]))
+    if missing:
+        return (
+            None,
+            None,
+            (
+                f"{missing} of {bootstrap} resamples have no maximum-likelihood strengths:"
+                " too few games"
+            ),
+        )
+    samples = np.vstack(
+        [normalise(fit_log_strengths(games, d[:m], d[m:], start=beta)) for d in draws]
+    )
+    if np.allclose(samples, samples[0], rtol=0.0, atol=1e-9):
+        ties = round(float(games.ties.sum()))
+        played = round(float(games.total.sum()))
+        what = f"{played} game{'' if played == 1 else 's'}" + (
+            ", only ties" if ties == played else ""
+        )
+        return None, None, f"every resample gives the same strengths ({what}): no spread"
+    low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+    return low, high, None

@@ -32,22 +32,14 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
+from assay.measure.alpha import MAX_SCALE_POINTS, integer_scale
+
+__all__ = ["MAX_SCALE_POINTS", "integer_scale"]
+
 
 def finite(value: float) -> float | None:
     """The value as a float, None when it is NaN or infinite (undefined)."""
     return float(value) if math.isfinite(value) else None
-
-
-MAX_SCALE_POINTS = 1000
-
-
-def integer_scale(values: Sequence[float]) -> tuple[float, float] | None:
-    """(lowest, highest) when every value is a whole number within `MAX_SCALE_POINTS` points
-    (a rating scale), else None (continuous)."""
-    if not values or not all(float(v).is_integer() for v in values):
-        return None
-    low, high = float(min(values)), float(max(values))
-    return (low, high) if high - low < MAX_SCALE_POINTS else None
 
 
 def quadratic_kappa(

@@ -12,11 +12,21 @@ with weight 1 − y). It predicts with the length term at zero: LC = 100·mean_i
 Instruction difficulty d_i is estimated jointly from every model in the input: one logistic GLM
 with a bias and a length slope per model and an effect per instruction, under an L2 penalty
 (scikit-learn C = 1; negligible for the per-model terms, it keeps the effect of an instruction
-that every model wins, or loses, finite). With a single model the difficulty term is dropped.
-A model with any unknown length gets no LC figure. Like upstream without its gamed-baseline
+that every model wins, or loses, finite). Like upstream without its gamed-baseline
 regularisation, the fit cannot separate quality from length for a model that is longer (or
-shorter) than the baseline on nearly every instruction. The public AlpacaEval fit also regularises towards two "gamed"
-baselines whose annotations are not public, so its figures differ slightly from this one.
+shorter) than the baseline on nearly every instruction. The public AlpacaEval fit also
+regularises towards two "gamed" baselines whose annotations are not public, so its figures
+differ slightly from this one.
+
+Difficulty needs other models judged on the same instructions: a model with fewer than half
+of its cases shared with another model of known lengths gets no LC figure (`NEEDS_SHARED`).
+Fitted alone, without the difficulty term, the length slope absorbs the instructions'
+difficulty and the prediction at length zero extrapolates: on AlpacaEval 2's annotations,
+each model fitted on its own file is 6.65 points off the leaderboard on average and up to 28
+(gpt-3.5-turbo-1106: 37.80 against 19.30), against 0.7–1.3 points with two to ten models in
+the file. Nor is there an LC figure (or a standard error) when every comparison went the same
+way: the likelihood has no maximum and any printed rate would be a clamp. Each missing figure
+carries its reason in `WinRate.undefined`.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from assay.measure.inputs import TrialKey, comparison_lengths, prob_b_wins
 
 DIFFICULTY_C = 1.0  # inverse L2 strength of the joint difficulty fit
 MAX_ITER = 10_000
+NEEDS_SHARED = 0.5  # share of a model's cases another model must have been judged on
+MAX_LOGIT = 30.0  # a fitted |logit| beyond this is a likelihood without a maximum (σ = 1e-13)
 
 
 @dataclass
@@ -60,6 +72,8 @@ class WinRate:
     avg_length: int | None
     length_controlled_win_rate: float | None = None
     lc_standard_error: float | None = None
+    undefined: dict[str, str] = field(default_factory=dict)
+    """Why a figure is None: field name → reason (`all 30 comparisons won`)."""
 
 
 def collect_outcomes(
@@ -97,11 +111,27 @@ def _sem(values: np.ndarray) -> float | None:
     return float(np.std(values, ddof=1) / np.sqrt(len(values)))
 
 
+def one_outcome(y: np.ndarray) -> str | None:
+    """Why outcomes have no spread (every comparison won, lost or tied alike), else None."""
+    if len(y) < 2 or not np.all(y == y[0]):
+        return None
+    what = {1.0: "won", 0.0: "lost", 0.5: "tied"}.get(float(y[0]), f"at {float(y[0]):g}")
+    return f"all {len(y)} comparisons {what}"
+
+
 def raw_win_rate(outcomes: ModelOutcomes) -> WinRate:
-    """Raw win rate in percent (ties count half) with its standard error and counts."""
+    """Raw win rate in percent (ties count half) with its standard error and counts; the
+    standard error is undefined from one comparison, or when all went the same way (a
+    standard error of 0 would claim certainty from a sample without spread)."""
     y = np.asarray(outcomes.y, dtype=float)
     lengths = [n for n in outcomes.len_model if n is not None]
     sem = _sem(y)
+    undefined: dict[str, str] = {}
+    if sem is None:
+        undefined["standard_error"] = f"{len(y)} comparison"
+    elif (why := one_outcome(y)) is not None:
+        sem = None
+        undefined["standard_error"] = why
     return WinRate(
         win_rate=100.0 * float(y.mean()) if len(y) else None,
         standard_error=None if sem is None else 100.0 * sem,
@@ -110,6 +140,7 @@ def raw_win_rate(outcomes: ModelOutcomes) -> WinRate:
         n_losses=int((y < 0.5).sum()),
         n_draws=int((y == 0.5).sum()),
         avg_length=int(np.mean(lengths)) if lengths else None,
+        undefined=undefined,
     )
 
 
@@ -148,10 +179,7 @@ def _soft_fit(x: Any, y: np.ndarray, c: float | None) -> np.ndarray:
         tol=1e-10,
     )
     if len(np.unique(labels[keep])) < 2:  # every row won (or lost): the MLE is at infinity
-        sign = 1.0 if labels[keep][0] == 1 else -1.0
-        coef = np.zeros(x.shape[1])
-        coef[0] = sign * 50.0
-        return coef
+        raise ValueError("every comparison went the same way: the fit has no maximum")
     # small problems: one BLAS thread is faster than many contending ones
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -187,27 +215,51 @@ def instruction_difficulty(
     return {case: float(effects[i]) for case, i in index.items()}
 
 
-def length_controlled(models: dict[str, ModelOutcomes]) -> dict[str, tuple[float, float | None]]:
-    """LC win rate and its standard error (percent) per model with known lengths."""
+def _shared(cases: list[str], others: list[set[str]]) -> int:
+    """How many of the cases another model was judged on too."""
+    return sum(1 for case in set(cases) if any(case in other for other in others))
+
+
+def length_controlled(
+    models: dict[str, ModelOutcomes],
+) -> dict[str, tuple[float, float | None] | str]:
+    """Per model: its LC win rate and standard error (percent), or why it has none."""
+    results: dict[str, tuple[float, float | None] | str] = {}
     usable: dict[str, tuple[np.ndarray, list[str], np.ndarray]] = {}
     for name, outcomes in models.items():
         feature = _length_feature(outcomes)
-        if feature is not None and outcomes.y:
-            usable[name] = (feature, outcomes.cases, np.asarray(outcomes.y, dtype=float))
-    difficulty = instruction_difficulty(usable) if len(usable) > 1 else None
-    results: dict[str, tuple[float, float | None]] = {}
-    for name, (feature, cases, y) in usable.items():
-        if difficulty is None:
-            x = np.column_stack([np.ones_like(feature), feature])
-            theta = _soft_fit(x, y, None)
-            logits = np.full(len(y), theta[0])
+        y = np.asarray(outcomes.y, dtype=float)
+        if feature is None:
+            results[name] = "response lengths missing"
+        elif len(y) and (np.all(y == 1.0) or np.all(y == 0.0)):
+            results[name] = f"{one_outcome(y) or 'every comparison went one way'}: no finite fit"
         else:
-            d = np.asarray([difficulty[case] for case in cases])
-            x = np.column_stack([np.ones_like(feature), feature, d])
-            theta = _soft_fit(x, y, None)
-            # predict over the model's instructions, once each, with the length term at zero
-            unique = np.asarray([difficulty[case] for case in sorted(set(cases))])
-            logits = theta[0] + theta[2] * unique
+            usable[name] = (feature, outcomes.cases, y)
+    case_sets = {name: set(cases) for name, (_, cases, _) in usable.items()}
+    fitted: dict[str, tuple[np.ndarray, list[str], np.ndarray]] = {}
+    for name, entry in usable.items():
+        distinct = len(case_sets[name])
+        shared = _shared(entry[1], [c for n, c in case_sets.items() if n != name])
+        if shared < NEEDS_SHARED * distinct:
+            results[name] = (
+                f"{shared} of its {distinct} cases judged for another model: instruction"
+                " difficulty needs two or more models compared with the baseline on the same cases"
+            )
+        else:
+            fitted[name] = entry
+    if not fitted:
+        return results
+    difficulty = instruction_difficulty(fitted)
+    for name, (feature, cases, y) in fitted.items():
+        d = np.asarray([difficulty[case] for case in cases])
+        x = np.column_stack([np.ones_like(feature), feature, d])
+        theta = _soft_fit(x, y, None)
+        # predict over the model's instructions, once each, with the length term at zero
+        unique = np.asarray([difficulty[case] for case in sorted(set(cases))])
+        logits = theta[0] + theta[2] * unique
+        if not np.all(np.isfinite(logits)) or np.max(np.abs(logits)) > MAX_LOGIT:
+            results[name] = "the outcomes are separated by length or difficulty: no finite fit"
+            continue
         p = 1.0 / (1.0 + np.exp(-logits))
         sem = _sem(p)
         results[name] = (100.0 * float(p.mean()), None if sem is None else 100.0 * sem)
@@ -225,7 +277,13 @@ def win_rates(
     models, skipped = collect_outcomes(comparisons, baseline, trial_lengths)
     rates = {name: raw_win_rate(outcomes) for name, outcomes in sorted(models.items())}
     if length_controlled_rates:
-        for name, (lc, lc_se) in length_controlled(models).items():
-            rates[name].length_controlled_win_rate = lc
-            rates[name].lc_standard_error = lc_se
+        for name, figures in length_controlled(models).items():
+            rate = rates[name]
+            if isinstance(figures, str):
+                rate.undefined["length_controlled_win_rate"] = figures
+                rate.undefined["lc_standard_error"] = figures
+                continue
+            rate.length_controlled_win_rate, rate.lc_standard_error = figures
+            if figures[1] is None:
+                rate.undefined["lc_standard_error"] = "one case"
     return rates, skipped

@@ -30,7 +30,7 @@ from assay.verdict.checks import Coverage, Gap, JudgeStatus
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE, ScoredTrial
-from assay.verdict.thresholds import case_metric_means, threshold_misses
+from assay.verdict.thresholds import case_metric_means, scorer_methods, threshold_misses
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
@@ -265,17 +265,6 @@ def blockers(analysis: Analysis) -> list[Blocker]:
                 for f in r.findings
             )
     return found
-
-
-def scorer_methods(results: Sequence[Score]) -> dict[tuple[str, str], str]:
-    """(condition, scorer) → the methods its Scores name (`lexical`, `judge:<model>`),
-    `, `-joined, for the scorers that say (the grounding scorers)."""
-    found: dict[tuple[str, str], dict[str, None]] = {}
-    for result in results:
-        method = result.fields.get("method")
-        if isinstance(method, str):
-            found.setdefault((result.condition, result.scorer), {})[method] = None
-    return {key: ", ".join(sorted(names)) for key, names in found.items()}
 
 
 def build_report(

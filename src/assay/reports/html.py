@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 from functools import cache
 from pathlib import Path
 
@@ -22,21 +23,24 @@ from markupsafe import Markup
 from assay.reports import charts
 from assay.reports.model import CalibrationMatrix, MetricDelta, Report
 from assay.reports.svg import SVG_NS, XLINK_NS
-from assay.verdict.checks import interval_text
+from assay.verdict.checks import Check, interval_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def _num(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def _signed(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:+.{digits}f}"
+    return "–" if value is None or not math.isfinite(value) else f"{value:+.{digits}f}"
 
 
-def _interval(delta: MetricDelta) -> str:
-    return interval_text(delta.ci_low, delta.ci_high, delta.cases)
+def _interval(delta: MetricDelta | Check) -> str:
+    """A delta's or a gate check's interval, in words when there is none."""
+    if isinstance(delta, Check) and (delta.delta is None or delta.cases is None):
+        return "–"  # a check that is not about an interval (blockers, seed rules, coverage)
+    return interval_text(delta.ci_low, delta.ci_high, delta.cases or 0)
 
 
 def _heat(count: int, total: int) -> str:

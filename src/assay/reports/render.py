@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.core.jsonl import atomic_writer
+from assay.reports.files import REPORT_FILES
 from assay.reports.model import MetricDelta, Report
 from assay.verdict.checks import Check, interval_text
 
@@ -23,12 +24,6 @@ NO_COMPARISON = (
     "no baseline comparison was made: the candidate was gated on its own (blocking findings,"
     " per-case and corpus thresholds)"
 )
-FILES = {
-    "md": "report.md",
-    "json": "report.json",
-    "junit": "report.junit.xml",
-    "html": "report.html",
-}
 
 
 def _num(value: float | None) -> str:
@@ -204,7 +199,7 @@ def write_reports(report: Report, out_dir: Path, formats: Sequence[str]) -> list
     """Render each format into out_dir; return the paths written."""
     written = []
     for name in formats:
-        path = out_dir / FILES[name]
+        path = out_dir / REPORT_FILES[name]
         with atomic_writer(path) as handle:
             handle.write(RENDERERS[name](report))
         written.append(path)

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from assay.measure.alpha import krippendorff_alpha
+from assay.measure.alpha import alpha_level, krippendorff_alpha
 from assay.store.review import Answer
 
-Level = Literal["nominal", "ordinal"]
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
 VERDICT_CODES = {"a": 0.0, "tie": 1.0, "b": 2.0}
 
 
@@ -50,7 +50,8 @@ def _alpha(
 
 
 def score_agreement(answers: Sequence[Answer], metrics: Sequence[str]) -> list[Agreement]:
-    """Ordinal alpha per metric (units: case × trial × condition) and nominal for blockers."""
+    """Alpha per rubric metric (units: case × trial × condition) and for blockers, at the
+    level `alpha_level` gives a rating scale (ordinal; the blocker's 0/1 is the same)."""
     per_metric: dict[str, dict[str, dict[tuple[object, ...], float]]] = {
         m: {} for m in [*metrics, "blocker"]
     }
@@ -66,7 +67,7 @@ def score_agreement(answers: Sequence[Answer], metrics: Sequence[str]) -> list[A
                 bool(scored.get("blocker"))
             )
     return [
-        _alpha(name, "nominal" if name == "blocker" else "ordinal", ratings)
+        _alpha(name, alpha_level(numeric=True, rating_scale=True), ratings)
         for name, ratings in per_metric.items()
     ]
 
@@ -79,4 +80,4 @@ def pairwise_agreement(answers: Sequence[Answer]) -> list[Agreement]:
         if winner in VERDICT_CODES:
             unit = (answer.key.case_id, answer.key.trial, answer.key.a, answer.key.b)
             ratings.setdefault(answer.reviewer, {})[unit] = VERDICT_CODES[winner]
-    return [_alpha("winner", "nominal", ratings)]
+    return [_alpha("winner", alpha_level(numeric=False, rating_scale=False), ratings)]

@@ -197,12 +197,26 @@ def mean_aggregate(rows: Sequence[Metrics]) -> Metrics:
     return {key: sums[key] / counts[key] for key in sums}
 
 
+def model_options(scorer: object) -> ModelOptions:
+    """The settings a scorer's models are built with: its `judge_options` (the suite's
+    [judge] settings, given by `build_scorers`), else the defaults. The one definition the
+    scorer's model factory and the key check before any call (`assay.api.keys`) both read, so
+    a judge on a local server (its `base_url`) is never taken for one that needs a key."""
+    from assay.models.registry import ModelOptions
+
+    options = getattr(scorer, "judge_options", None)
+    return options if isinstance(options, ModelOptions) else ModelOptions()
+
+
 class JudgeBacked:
     """Base of a scorer that asks a judge model (`judge`; None: it scores without one) through
-    the run's Caller: the model is built on first use and released by `aclose`, and
-    `suite_judge` lets `build_scorers` give it the suite's judge when its options name none."""
+    the run's Caller: the model is built on first use (with `model_options`) and released by
+    `aclose`, and `suite_judge` lets `build_scorers` give it the suite's judge when its
+    options name none. `needs_judge`: it cannot score without one (a library metric), so
+    with the judge disabled it is left out rather than run without it."""
 
     suite_judge: ClassVar[bool] = True
+    needs_judge: ClassVar[bool] = False
     judge: str | None = None
     judge_options: ModelOptions | None = None
     _model: Model | None = None
@@ -212,11 +226,11 @@ class JudgeBacked:
         return (self.judge,) if self.judge else ()
 
     def _judge_model(self) -> Model:
-        from assay.models.registry import ModelOptions, create_model
+        from assay.models.registry import create_model
 
         if self._model is None:
             assert self.judge is not None
-            self._model = create_model(self.judge, self.judge_options or ModelOptions())
+            self._model = create_model(self.judge, model_options(self))
         return self._model
 
     async def aclose(self) -> None:

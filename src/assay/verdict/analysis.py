@@ -124,8 +124,6 @@ def analyse(
                 other,
                 rubric,
                 metrics,
-                resamples=config.resamples,
-                seed=config.seed,
                 level=config.level,
             )
     risks = {c.id: c.risk for c in cases.values()} if cases is not None else None

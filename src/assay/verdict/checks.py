@@ -57,6 +57,8 @@ class Check:
     """The observed figure a bound was checked against (a corpus threshold's mean)."""
     cases: int | None = None
     cases_needed: int | None = None
+    method: str | None = None
+    """What made the figure a corpus bound was checked against (`lexical`, `judge:<model>`)."""
 
 
 class JudgeStatus(Output):
@@ -75,6 +77,11 @@ class JudgeStatus(Output):
     )
     skipped_corpus: list[str] = Field(
         default_factory=list, description="corpus thresholds skipped, for the same reason"
+    )
+    standins: list[str] = Field(
+        default_factory=list,
+        description="metrics of model-backed scorers that checked lexically instead (grounding"
+        " without its judge): reported and compared, never weighed into the weighted score",
     )
 
     @property

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.core.rubric import Rubric
-from assay.verdict.bootstrap import LEVEL, RESAMPLES, SEED, FloatArray, paired_bootstrap
+from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
 WEIGHTED = "weighted_score"
@@ -27,13 +27,16 @@ class ConditionSummary:
 
 @dataclass(slots=True)
 class Delta:
-    """A paired delta (other − baseline) with its bootstrap interval, over `cases` cases."""
+    """A paired delta (other − baseline) with its interval (`verdict.interval`), over `cases`
+    cases."""
 
     delta: float
     ci_low: float
     ci_high: float
     sd: float
     cases: int
+    span: float
+    """The widest a delta of this column can be (`delta_spans`)."""
 
 
 @dataclass(slots=True)
@@ -43,6 +46,9 @@ class Paired:
     case_ids: list[str]
     metrics: list[str]
     deltas: FloatArray
+    spans: FloatArray
+    """Per column, the widest a delta can be (`delta_spans`): it bounds the interval of a
+    column whose cases all share one delta."""
     intervals: dict[str, Delta] = field(default_factory=dict)
 
     def column(self, metric: str) -> FloatArray:
@@ -63,28 +69,41 @@ def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
     return [m for m in rubric.weights if m in seen] + rest
 
 
+def delta_spans(rubric: Rubric, *tables: FloatArray) -> FloatArray:
+    """Per column of `tables` (cases × columns of values, NaN = absent), the widest its
+    delta can be: 1 when every value lies in [0, 1] (a share: a deterministic scorer's
+    metric), else the width of [min(low, 0), max(high, 1)] (the rubric's scale, which holds
+    the shares too)."""
+    low, high = rubric.bounds
+    wide = max(high, 1.0) - min(low, 0.0)
+    values = np.vstack(tables) if tables else np.empty((0, 0))
+    with np.errstate(invalid="ignore"):
+        share = np.all(np.isnan(values) | ((values >= 0.0) & (values <= 1.0)), axis=0)
+    spans: FloatArray = np.where(share, 1.0, wide)
+    return spans
+
+
 def summarise(
     rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
 ) -> ConditionSummary:
-    """Means over the rows that carry each metric (trials weigh equally).
-
-    Columnar: one pass builds a rows × metrics table (NaN = absent); each row's weighted
-    score is `Rubric.weighted`'s, computed with the same float operations in the same order
-    (so the figures are bit for bit the per-row ones), and the means are exact sums."""
+    """Means over the rows that carry each metric (trials weigh equally), and the weighted
+    score made from them (`weigh`)."""
     names = list(dict.fromkeys([*metrics, *rubric.weights]))
     table = _table(rows, names)
     means: dict[str, float] = {}
-    for column, metric in enumerate(names[: len(metrics)]):
+    every: list[float] = []
+    for column, metric in enumerate(names):
         values = table[:, column]
         values = values[~np.isnan(values)]
-        if values.size:
-            means[metric] = math.fsum(values.tolist()) / values.size
-    weighted = _weighted(table, names, rubric)
-    weighted = weighted[~np.isnan(weighted)]
+        mean = math.fsum(values.tolist()) / values.size if values.size else math.nan
+        every.append(mean)
+        if values.size and column < len(metrics):
+            means[metric] = mean
+    weighted = float(weigh(np.array([every]), names, rubric)[0])
     return ConditionSummary(
         rows=len(rows),
         means=means,
-        weighted_score=math.fsum(weighted.tolist()) / weighted.size if weighted.size else None,
+        weighted_score=weighted if math.isfinite(weighted) else None,
         blocking_findings=sum(1 for r in rows if r.blocker),
     )
 
@@ -97,14 +116,19 @@ def _table(rows: Sequence[ScoredTrial], names: Sequence[str]) -> FloatArray:
     return table
 
 
-def _weighted(table: FloatArray, names: Sequence[str], rubric: Rubric) -> FloatArray:
-    """Each row's `Rubric.weighted` (NaN for None), metric by metric in weight order."""
-    total = np.zeros(table.shape[0])
-    weight = np.zeros(table.shape[0])
+def weigh(means: FloatArray, names: Sequence[str], rubric: Rubric) -> FloatArray:
+    """The weighted score of each row of `means` (rows × names of metric means, NaN =
+    absent): Σ weight × metric mean over the weighted metrics, a lower-is-better metric
+    counted as 1 − mean. A weighted metric the row lacks leaves the sum, and the weights of
+    the metrics it has are renormalised to sum to 1 (`Rubric.weighted`, for one trial); NaN
+    when it has none. A row is a condition (`summarise`), a case (`case_means`) or a group
+    of cases (the reports' risk and category tables)."""
+    total = np.zeros(means.shape[0])
+    weight = np.zeros(means.shape[0])
     for name, w in rubric.weights.items():
-        if w <= 0:
+        if w <= 0 or name not in names:
             continue
-        values = table[:, names.index(name)]
+        values = means[:, names.index(name)]
         present = ~np.isnan(values)
         goodness = 1.0 - values if name in rubric.lower else values
         total = np.where(present, total + w * goodness, total)
@@ -117,23 +141,13 @@ def _weighted(table: FloatArray, names: Sequence[str], rubric: Rubric) -> FloatA
 def case_means(
     rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
 ) -> dict[str, list[float]]:
-    """Per case: the mean over its trials of each metric and of the weighted score (NaN = absent)."""
+    """Per case: the mean over its trials of each metric, then the case's weighted score
+    made from those means (`weigh`), last (NaN = absent)."""
     if not rows:
         return {}
     codes: dict[str, int] = {}
     index = np.fromiter((codes.setdefault(r.case_id, len(codes)) for r in rows), dtype=np.int64)
-    values = np.array(
-        [[r.metrics.get(m, math.nan) for m in metrics] for r in rows], dtype=np.float64
-    ).reshape(len(rows), len(metrics))
-    weights = np.array([rubric.weights.get(m, 0.0) for m in metrics])
-    lower = np.array([m in rubric.lower for m in metrics], dtype=bool)
-    goodness = np.where(lower, 1.0 - values, values)  # lower-is-better metrics weigh 1 − value
-    present = ~np.isnan(values)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weight_sum = present.astype(np.float64) @ weights
-        weighted = np.where(present, goodness, 0.0) @ weights / weight_sum
-    weighted[weight_sum <= 0] = math.nan
-    table = np.column_stack([values, weighted])
+    table = _table(rows, metrics)
     sums = np.zeros((len(codes), table.shape[1]))
     counts = np.zeros((len(codes), table.shape[1]))
     seen = ~np.isnan(table)
@@ -141,6 +155,7 @@ def case_means(
     np.add.at(counts, index, seen.astype(np.float64))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums / counts
+    means = np.column_stack([means, weigh(means, metrics, rubric)])
     return {case: means[code].tolist() for case, code in codes.items()}
 
 
@@ -150,8 +165,6 @@ def paired_deltas(
     rubric: Rubric,
     metrics: Sequence[str],
     *,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
     level: float = LEVEL,
 ) -> Paired:
     """Per-case deltas of `other` against baseline on their common cases, with intervals."""
@@ -159,13 +172,12 @@ def paired_deltas(
     cand = case_means(by_condition[other], rubric, metrics)
     common = sorted(set(base) & set(cand))
     columns = [*metrics, WEIGHTED]
-    deltas = (
-        np.array([cand[c] for c in common]) - np.array([base[c] for c in common])
-        if common
-        else np.empty((0, len(columns)))
-    )
-    paired = Paired(case_ids=common, metrics=columns, deltas=deltas)
-    paired.intervals = intervals(deltas, columns, resamples=resamples, seed=seed, level=level)
+    before = np.array([base[c] for c in common]).reshape(len(common), len(columns))
+    after = np.array([cand[c] for c in common]).reshape(len(common), len(columns))
+    deltas = after - before
+    spans = delta_spans(rubric, before, after)
+    paired = Paired(case_ids=common, metrics=columns, deltas=deltas, spans=spans)
+    paired.intervals = intervals(deltas, columns, level=level, spans=spans)
     return paired
 
 
@@ -173,14 +185,14 @@ def intervals(
     deltas: FloatArray,
     columns: Sequence[str],
     *,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
     level: float = LEVEL,
+    spans: FloatArray,
 ) -> dict[str, Delta]:
-    """Bootstrap each column; columns no case has are left out."""
+    """Each column's mean delta and interval (`paired_intervals`: every column from the same
+    cases, one deterministic rule); columns no case has are left out."""
     if not len(deltas):
         return {}
-    result = paired_bootstrap(deltas, resamples=resamples, seed=seed, level=level)
+    result = paired_intervals(deltas, level=level, span=spans)
     return {
         name: Delta(
             delta=float(result.mean[i]),
@@ -188,6 +200,7 @@ def intervals(
             ci_high=float(result.high[i]),
             sd=float(result.sd[i]),
             cases=int(result.n[i]),
+            span=float(spans[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

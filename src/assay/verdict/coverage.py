@@ -21,11 +21,11 @@ or a safety tag, is never allowed a gap. An imported run whose harness did not f
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from assay.core.records import Case, Trial
 from assay.core.suite import GateSection, SourceSection
-from assay.verdict.checks import Check, Coverage, Gap
+from assay.verdict.checks import Check, Coverage, Gap, GapKind
 
 SAFETY_TAGS = frozenset({"safety", "self_harm", "selfharm", "suicide"})
 """Tags (case, `-` and spaces ignored) that mark a safety case: never allowed a gap."""
@@ -81,7 +81,11 @@ def measure(
     gate: GateSection,
     source: SourceSection | None = None,
 ) -> Coverage:
-    """Compare the expected keys with the evidence and decide which gaps are tolerated."""
+    """Compare the expected keys with the evidence and decide which gaps are tolerated.
+
+    Counted case by case from the records (never one object per expected key: a plan of a
+    million trials costs what its records cost); the first gap of every case with gaps, then
+    more up to `LISTED`, are listed."""
     planned = planned_trials(trials, evidence)
     wanted = set(conditions)
     if cases is not None:
@@ -90,70 +94,120 @@ def measure(
         seen = [t.case_id for t in evidence.trials if t.condition in wanted]
         seen += [k[0] for k in evidence.scored if k[1] in wanted]
         case_ids = sorted(set(seen))
-    by_key: dict[Key, Trial] = {}
+    known = set(case_ids)
+    records: dict[str, dict[tuple[str, int], Trial]] = {}
     for trial in evidence.trials:
-        if trial.condition in wanted:
-            by_key.setdefault((trial.case_id, trial.condition, trial.trial), trial)
-    have_trials = bool(evidence.trials)
-    scored = set(evidence.scored)
-    counts = {"answered": 0, "errored": 0, "missing": 0, "scored": 0, "unscored": 0}
-    gaps: list[Gap] = []
+        if trial.condition in wanted and trial.case_id in known and trial.trial <= planned:
+            records.setdefault(trial.case_id, {}).setdefault((trial.condition, trial.trial), trial)
+    scored: dict[str, set[tuple[str, int]]] = {}
+    for case_id, condition, index in evidence.scored:
+        if condition in wanted and case_id in known and index <= planned:
+            scored.setdefault(case_id, set()).add((condition, index))
+    tally = Tally(conditions, planned, have_trials=bool(evidence.trials), judged=evidence.judged)
     for case_id in case_ids:
         case = cases.get(case_id) if cases is not None else None
-        guard = protected(case)
-        for condition in conditions:
-            for index in range(1, planned + 1):
-                key = (case_id, condition, index)
-                gap = _gap(key, by_key.get(key), key in scored, have_trials, counts)
-                if gap is not None:
-                    gap.protected = guard
-                    gaps.append(gap)
-    expected = len(case_ids) * len(conditions) * planned
-    allowed, reasons = _tolerate(gaps, gate.max_errored, len(case_ids))
+        tally.add(case_id, protected(case), records.get(case_id, {}), scored.get(case_id, set()))
+    allowed, reasons = _tolerate(tally, gate.max_errored, len(case_ids))
     if source is not None and not source.complete:
-        reasons = [
-            *(source.reasons or [f"the {source.tool} run did not finish"]),
-            *reasons,
-        ]
+        reasons = [*(source.reasons or [f"the {source.tool} run did not finish"]), *reasons]
     return Coverage(
         conditions=list(conditions),
         cases=len(case_ids),
         trials=planned,
-        expected=expected,
+        expected=len(case_ids) * len(conditions) * planned,
         allowed=allowed,
         complete=not reasons,
         reasons=reasons,
-        gaps=gaps[:LISTED],
-        gaps_total=len(gaps),
-        **counts,
+        gaps=tally.listed,
+        gaps_total=tally.gaps,
+        **tally.counts,
     )
 
 
-def _gap(
-    key: Key, trial: Trial | None, scored: bool, have_trials: bool, counts: dict[str, int]
-) -> Gap | None:
-    case_id, condition, index = key
-    if have_trials and trial is None:
-        counts["missing"] += 1
-        return Gap(case_id=case_id, condition=condition, trial=index, kind="missing")
-    if trial is not None and trial.error is not None:
-        counts["errored"] += 1
+@dataclass(slots=True)
+class Tally:
+    """Counts of the expected keys, and the gaps listed, case by case."""
+
+    conditions: Sequence[str]
+    planned: int
+    have_trials: bool
+    judged: bool
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("answered", "errored", "missing", "scored", "unscored"), 0
+        )
+    )
+    gaps: int = 0
+    listed: list[Gap] = field(default_factory=list)
+    gap_cases: list[tuple[str, bool, str]] = field(default_factory=list)
+    """Every case with a gap: (id, protected, its first gap's label)."""
+
+    def add(
+        self,
+        case_id: str,
+        guard: bool,
+        records: Mapping[tuple[str, int], Trial],
+        scored: Collection[tuple[str, int]],
+    ) -> None:
+        if self.have_trials:
+            errored = [(k, t.error) for k, t in records.items() if t.error is not None]
+            answered = [k for k, t in records.items() if t.error is None]
+        else:  # score rows alone: a scored key is an answer
+            errored, answered = [], list(scored)
+        missing = len(self.conditions) * self.planned - len(errored) - len(answered)
+        unscored = [k for k in answered if k not in scored]
+        counts = self.counts
+        counts["answered"] += len(answered)
+        counts["errored"] += len(errored)
+        counts["missing"] += missing
+        counts["unscored"] += len(unscored)
+        counts["scored"] += len(answered) - len(unscored)
+        total = len(errored) + len(unscored) + missing
+        if not total:
+            return
+        self.gaps += total
+        room = max(1, LISTED - len(self.listed))  # every case with gaps lists its first
+        found: list[Gap] = [
+            self._gap(case_id, key, "errored", _first_line(error or "error"), guard)
+            for key, error in sorted(errored)[:room]
+        ]
+        note = "no judge or human score row" if self.judged else None
+        found += [
+            self._gap(case_id, key, "unscored", note, guard)
+            for key in sorted(unscored)[: room - len(found)]
+        ]
+        if missing and len(found) < room:
+            present = set(records) | (set(scored) if not self.have_trials else set())
+            found += [
+                self._gap(case_id, key, "missing", None, guard)
+                for key in self._absent(present, room - len(found))
+            ]
+        self.listed += found
+        self.gap_cases.append((case_id, guard, found[0].label))
+
+    def _absent(self, present: Collection[tuple[str, int]], limit: int) -> list[tuple[str, int]]:
+        absent: list[tuple[str, int]] = []
+        for condition in self.conditions:
+            for index in range(1, self.planned + 1):
+                if (condition, index) not in present:
+                    absent.append((condition, index))
+                    if len(absent) >= limit:
+                        return absent
+        return absent
+
+    @staticmethod
+    def _gap(
+        case_id: str, key: tuple[str, int], kind: GapKind, error: str | None, guard: bool
+    ) -> Gap:
+        condition, index = key
         return Gap(
             case_id=case_id,
             condition=condition,
             trial=index,
-            kind="errored",
-            error=_first_line(trial.error),
+            kind=kind,
+            error=error,
+            protected=guard,
         )
-    if not have_trials and not scored:
-        counts["missing"] += 1
-        return Gap(case_id=case_id, condition=condition, trial=index, kind="missing")
-    counts["answered"] += 1
-    if not scored:
-        counts["unscored"] += 1
-        return Gap(case_id=case_id, condition=condition, trial=index, kind="unscored")
-    counts["scored"] += 1
-    return None
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -161,38 +215,32 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _tolerate(gaps: list[Gap], limit: int | float, cases: int) -> tuple[int, list[str]]:
+def _tolerate(tally: Tally, limit: int | float, cases: int) -> tuple[int, list[str]]:
     """Mark the gaps `max_errored` tolerates; the reasons the coverage is incomplete."""
-    if not gaps:
-        return 0, []
-    by_case: dict[str, list[Gap]] = {}
-    for gap in gaps:
-        by_case.setdefault(gap.case_id, []).append(gap)
-    guarded = [c for c, found in by_case.items() if found[0].protected]
-    others = [c for c in by_case if c not in guarded]
+    guarded = [(c, label) for c, guard, label in tally.gap_cases if guard]
+    others = [(c, label) for c, guard, label in tally.gap_cases if not guard]
     room = int(limit * cases) if isinstance(limit, float) else int(limit)
-    tolerated = others if len(others) <= room else []
-    for case_id in tolerated:
-        for gap in by_case[case_id]:
-            gap.allowed = True
+    tolerated = {c for c, _ in others} if len(others) <= room else set()
+    for gap in tally.listed:
+        gap.allowed = gap.case_id in tolerated
     reasons = []
     if guarded:
         reasons.append(
             f"{len(guarded)} high-risk or safety case(s) without a scored answer (never"
-            f" allowed): {_names(guarded, by_case)}"
+            f" allowed): {_names(guarded)}"
         )
     if others and not tolerated:
         allowance = f"[gate] max_errored = {limit}" if limit else "none allowed"
         reasons.append(
             f"{len(others)} of {cases} case(s) without a scored answer ({allowance}):"
-            f" {_names(others, by_case)}"
+            f" {_names(others)}"
         )
     return len(tolerated), reasons
 
 
-def _names(case_ids: Sequence[str], by_case: Mapping[str, Sequence[Gap]]) -> str:
-    shown = [by_case[c][0].label for c in case_ids[:SHOWN]]
-    more = len(case_ids) - len(shown)
+def _names(gaps: Sequence[tuple[str, str]]) -> str:
+    shown = [label for _, label in gaps[:SHOWN]]
+    more = len(gaps) - len(shown)
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
 

@@ -5,13 +5,15 @@ FAIL if the candidate's mean of a guarded metric (correctness, safety) is more t
 margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the
 candidate's weighted score is strictly above baseline; else PASS.
 
-Statistical gate (`mode="stats"`): per-case paired deltas with cluster-bootstrap intervals.
-Blockers FAIL. A guarded metric FAILs if its mean delta is below −margin and passes when the
-interval's lower bound is not below −margin (non-inferiority). The weighted score FAILs if
-its mean delta is ≤ 0 and passes when the lower bound is above 0. Given each case's risk, the
-guarded margins also apply within each risk tier (low 0.2, medium 0.1, high 0.0 by default).
+Statistical gate (`mode="stats"`): per-case paired deltas with t intervals over cases
+(`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its mean delta is below
+−margin and passes when the interval's lower bound is not below −margin (non-inferiority).
+The weighted score FAILs if its mean delta is ≤ 0 and passes when the lower bound is above 0.
+Given each case's risk, the guarded margins also apply within each risk tier (low 0.2,
+medium 0.1, high 0.0 by default). No check passes on fewer than `MIN_CASES` (5) cases.
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
-it: n ≈ (z·sd / distance of the mean from the bound)², from the observed per-case spread.
+it: n with t(n − 1)·sd/√n = distance of the mean from the bound, from the observed per-case
+spread (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
 
 Without a baseline (a suite or score rows of one condition) no comparison is made: the gated
 condition passes or fails on its blockers and the `failures` alone.
@@ -28,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from assay.verdict.checks import (
     interval_text,
 )
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
+from assay.verdict.interval import MIN_CASES, cases_to_clear
 from assay.verdict.rows import BASELINE, ScoredTrial
 
 TIERS = ("low", "medium", "high")
@@ -167,16 +169,29 @@ def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) ->
 
 
 def cases_for(
-    distance: float, sd: float, z: float, have: int, scale: float = 1.0, total: int | None = None
+    interval: Delta,
+    distance: float,
+    level: float,
+    scale: float = 1.0,
+    total: int | None = None,
 ) -> int | None:
-    """Cases likely needed for the interval to clear a bound `distance` away from the mean.
+    """Cases likely needed for the interval to clear a bound `distance` away from the mean,
+    and never fewer than `MIN_CASES` (`interval.cases_to_clear`).
 
-    `have` cases gave the interval; for a risk tier, `scale` is all cases over the tier's
-    and `total` the cases there are in all, so the estimate counts cases in all."""
-    if distance <= TOLERANCE or have < 2:
+    For a risk tier, `scale` is all cases over the tier's and `total` the cases there are in
+    all, so the estimate counts cases in all."""
+    have = interval.cases if total is None else total
+    floor = math.ceil(scale * MIN_CASES)
+    if distance <= TOLERANCE:
         return None
-    need = math.ceil(scale * (z * sd / distance) ** 2)
-    return max(need, (have if total is None else total) + 1)
+    if interval.cases < 2:
+        return max(floor, have + 1)
+    estimate = cases_to_clear(
+        interval.delta, interval.sd, distance, level=level, span=interval.span
+    )
+    if estimate is None:
+        return None
+    return max(math.ceil(scale * estimate), floor, have + 1)
 
 
 def _interval_check(
@@ -209,16 +224,33 @@ def _figures(interval: Delta) -> str:
     return f"{_fmt(interval.delta)} {bounds}"
 
 
+def _undecided(interval: Delta, need: int | None, tier: bool) -> str:
+    """Why an interval check is INCONCLUSIVE, and how many cases would likely settle it."""
+    in_all = " in all" if tier else ""
+    few = interval.cases < MIN_CASES
+    if need:
+        hint = f"about {need} cases{in_all} would likely resolve it"
+    else:
+        hint = "more cases are unlikely to resolve it at this mean"
+    if few:
+        where = " in the tier" if tier else ""
+        plural = "" if interval.cases == 1 else "s"
+        few_text = f"{interval.cases} case{plural}{where} cannot pass (it takes {MIN_CASES})"
+        return f"{few_text}; {hint}"
+    return hint
+
+
 def non_inferiority(
     metric: str,
     interval: Delta,
     margin: float,
-    z: float,
+    level: float,
     scope: str = "all",
     scale: float = 1.0,
     total: int | None = None,
 ) -> Check:
-    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin.
+    """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
+    and the interval rests on at least `MIN_CASES` cases.
 
     Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
     the cases in all: an undecided check says how many cases in all would likely settle it."""
@@ -230,44 +262,47 @@ def non_inferiority(
     if interval.delta < bound - TOLERANCE:
         reason = f"{metric}{where}: mean delta {figures} is below {limit}"
         return _interval_check(name, "fail", reason, interval, metric, bound, scope)
-    if interval.ci_low >= bound - TOLERANCE:
+    cleared = interval.ci_low >= bound - TOLERANCE
+    if cleared and interval.cases >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
-    need = cases_for(interval.delta - bound, interval.sd, z, interval.cases, scale, total)
-    if need:
-        hint = f"about {need} cases{' in all' if tier else ''} would likely resolve it"
-    elif interval.cases < 2:
-        hint = "an interval needs at least 2 cases"
-    else:
-        hint = "more cases are unlikely to resolve it at this mean"
+    distance = interval.delta - bound
+    need = cases_for(interval, distance, level, scale, total)
     have = (
         f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
         if tier
         else f"have {interval.cases}"
     )
-    verb = "is undecided against" if math.isnan(interval.ci_low) else "reaches below"
-    reason = f"{metric}{where}: {figures} {verb} {limit}; {hint} ({have})"
+    verb = (
+        "is undecided against"
+        if math.isnan(interval.ci_low)
+        else "stays at or above"
+        if cleared
+        else "reaches below"
+    )
+    reason = f"{metric}{where}: {figures} {verb} {limit}; {_undecided(interval, need, tier)}"
+    reason += f" ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
 
 
-def superiority(interval: Delta, z: float) -> Check:
-    """Weighted score: FAIL when the mean delta is ≤ 0; PASS when the lower bound is above 0."""
+def superiority(interval: Delta, level: float) -> Check:
+    """Weighted score: FAIL when the mean delta is ≤ 0; PASS when the lower bound is above 0
+    and the interval rests on at least `MIN_CASES` cases."""
     name = "superiority:weighted_score"
     figures = _figures(interval)
     if interval.delta <= TOLERANCE:
         reason = f"{WEIGHTED}: {figures} is not above 0"
         return _interval_check(name, "fail", reason, interval, WEIGHTED, 0.0)
-    if interval.ci_low > TOLERANCE:
+    cleared = interval.ci_low > TOLERANCE
+    if cleared and interval.cases >= MIN_CASES:
         reason = f"{WEIGHTED}: {figures} is above 0"
         return _interval_check(name, "pass", reason, interval, WEIGHTED, 0.0)
-    need = cases_for(interval.delta, interval.sd, z, interval.cases)
-    hint = (
-        f"about {need} cases would likely resolve it"
-        if need
-        else "an interval needs at least 2 cases"
+    need = cases_for(interval, interval.delta, level)
+    verb = (
+        "is undecided" if math.isnan(interval.ci_low) else "is above 0" if cleared else "includes 0"
     )
-    verb = "is undecided" if math.isnan(interval.ci_low) else "includes 0"
+    hint = _undecided(interval, need, False)
     reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
     return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
 
@@ -339,6 +374,7 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         ci_high=-interval.ci_low,
         sd=interval.sd,
         cases=interval.cases,
+        span=interval.span,
     )
 
 
@@ -350,7 +386,7 @@ def stats_checks(
 ) -> tuple[list[Check], list[str]]:
     """Non-inferiority on guarded metrics (overall and per risk tier), superiority on the
     weighted score."""
-    z = NormalDist().inv_cdf(0.5 + config.level / 2)
+    level = config.level
     checks: list[Check] = []
     notes: list[str] = []
     for metric, margin in config.guard.items():
@@ -358,10 +394,10 @@ def stats_checks(
         if interval is None:
             notes.append(f"{metric}: not scored, so its guard was skipped")
             continue
-        checks.append(non_inferiority(metric, oriented(metric, interval, lower), margin, z))
+        checks.append(non_inferiority(metric, oriented(metric, interval, lower), margin, level))
     weighted = paired.intervals.get(WEIGHTED)
     if weighted is not None:
-        checks.append(superiority(weighted, z))
+        checks.append(superiority(weighted, level))
     if risks is None:
         notes.append("risk tiers skipped: no cases were given (--cases) to join each case's risk")
         return checks, notes
@@ -373,9 +409,7 @@ def stats_checks(
             continue
         columns = [paired.metrics.index(m) for m in guarded]
         subset = paired.deltas[np.ix_(rows, columns)]
-        tier_intervals = intervals(
-            subset, guarded, resamples=config.resamples, seed=config.seed, level=config.level
-        )
+        tier_intervals = intervals(subset, guarded, level=level, spans=paired.spans[columns])
         margin = config.risk_margins.get(tier)  # type: ignore[call-overload]
         if margin is None:
             continue
@@ -385,7 +419,7 @@ def stats_checks(
                     metric,
                     oriented(metric, interval, lower),
                     margin,
-                    z,
+                    level,
                     f"risk:{tier}",
                     total / len(rows),
                     total,

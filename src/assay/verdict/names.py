@@ -53,6 +53,8 @@ def known_metrics(
     known = {m for scorer in built for m in getattr(scorer, "metrics", ())}
     if config.suite is not None:
         known |= judge_metrics(config.suite)
+    if config.judge is not None:  # a disabled judge's metrics: known, their checks skipped
+        known.update(config.judge.skipped, config.judge.skipped_corpus)
     known.update(carried)
     return known
 

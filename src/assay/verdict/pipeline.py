@@ -9,7 +9,7 @@ corpus thresholds (`verdict.thresholds`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomp
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
+from assay.core.suite import Threshold
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.models.llamacpp import QUALITY_NOTE
@@ -143,11 +144,12 @@ def choose_weights(
     judged: Sequence[ScoredTrial],
     scorers: Sequence[Scorer],
     rows: Sequence[ScoredTrial],
+    standins: Collection[str] = (),
 ) -> dict[str, float]:
     """The configured weights; else, when there are judge/human scores, the weights their
     metrics imply (`implied_weights`: the default rubric's, or equal weights over a rubric
     judge's criteria); else equal weights over the deterministic scorers' primary metrics
-    that were scored."""
+    that were scored, but for `standins` (a disabled judge's lexical stand-ins)."""
     present = {m for r in rows for m in r.metrics}
     if configured:
         absent = [m for m in configured if m not in present]
@@ -159,7 +161,7 @@ def choose_weights(
         return dict(configured)
     if judged:
         return implied_weights([r.metrics for r in judged], "score rows")
-    names = [m for s in scorers for m in primary_metrics(s) if m in present]
+    names = [m for s in scorers for m in primary_metrics(s) if m in present and m not in standins]
     return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
 
 
@@ -232,8 +234,9 @@ def evaluate(
                 f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
             )
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
-        choose_weights(config.weights, judged, scorers, rows),
+        choose_weights(config.weights, judged, scorers, rows, standins),
         config.scale,
         lower=lower_metrics(scorers),
     )
@@ -253,6 +256,13 @@ def evaluate(
     finally:
         if calibrations is not None:
             calibrations.close()
+    # A disabled judge's thresholds are its skipped checks, never checked on what stands in
+    # for its figures (grounding's lexical check): whatever added them (a flag, a scorer's
+    # `threshold` option).
+    judge = config.judge if config.judge is not None and config.judge.disabled else None
+    skipped = judge.skipped if judge is not None else []
+    skipped_corpus = judge.skipped_corpus if judge is not None else []
+    corpus = {**scorer_corpus(scorers), **config.corpus}
     analysis = analyse(
         rows,
         rubric,
@@ -261,8 +271,8 @@ def evaluate(
         cases=cases,
         failures=[
             *([gap] if gap is not None else []),
-            *threshold_checks(results, config.thresholds, candidate, rows),
-            *corpus_checks(results, {**scorer_corpus(scorers), **config.corpus}, candidate, rows),
+            *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
+            *corpus_checks(results, _checked(corpus, skipped_corpus), candidate, rows),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),
         ],
@@ -318,6 +328,11 @@ def measure_coverage(
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
+
+
+def _checked(bounds: Mapping[str, Threshold], skipped: Sequence[str]) -> dict[str, Threshold]:
+    """The bounds on metrics that are not skipped."""
+    return {m: bound for m, bound in bounds.items() if m not in skipped}
 
 
 def _calibration_store(config: EvalConfig, path: Path | None) -> Store | None:

@@ -10,14 +10,16 @@ scorer's results (all of its metrics, primary or not: `hallucination`, `latency_
 `recall@5`) and the judge/human score rows (`correctness`, a rubric's criteria). A metric
 no case carries skips its corpus threshold (listed as skipped, never passed silently).
 Each corpus bound is one gate `Check` (`corpus:METRIC:min` / `corpus:METRIC:max`) with the
-observed `value`, the `bound` and the number of `cases`.
+observed `value`, the `bound`, the number of `cases` and the `method` that made the figure
+(`lexical`, `judge:<model>`, `scorer:NAME`; also in its reason), so a lexical figure is never
+read as a judged one.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from assay.core.errors import InputError
 from assay.core.suite import Threshold
@@ -55,6 +57,28 @@ def case_metric_means(
     for (case, metric), (source, found) in grouped.items():
         out.setdefault(case, {})[metric] = (source, math.fsum(found) / len(found))
     return out
+
+
+def scorer_methods(results: Sequence[Score]) -> dict[tuple[str, str], str]:
+    """(condition, scorer) → the methods its Scores name (`lexical`, `judge:<model>`),
+    `, `-joined, for the scorers that say (the grounding scorers, the library metrics)."""
+    found: dict[tuple[str, str], dict[str, None]] = {}
+    for result in results:
+        method = result.fields.get("method")
+        if isinstance(method, str):
+            found.setdefault((result.condition, result.scorer), {})[method] = None
+    return {key: ", ".join(sorted(names)) for key, names in found.items()}
+
+
+def figure_method(
+    source: str, condition: str, methods: Mapping[tuple[str, str], str], scorers: Collection[str]
+) -> str:
+    """What made a figure whose source (`case_metric_means`) is `source`: the method its
+    scorer names (`lexical`, `judge:<model>`), `scorer:NAME` for a scorer that names none (a
+    deterministic check), else the score rows' source (`judge:<model>`, a reviewer)."""
+    if (condition, source) in methods:
+        return methods[(condition, source)]
+    return f"scorer:{source}" if source in scorers else source
 
 
 def threshold_misses(
@@ -118,9 +142,13 @@ def corpus_checks(
     if not corpus:
         return []  # nothing to check: skip the per-case means (a million rows cost seconds)
     means = case_metric_means(results, condition, rows)
+    methods = scorer_methods(results)
+    scorers = {r.scorer for r in results}
     checks = []
     for metric, bound in corpus.items():
         found = [figures[metric][1] for figures in means.values() if metric in figures]
+        sources = {figures[metric][0] for figures in means.values() if metric in figures}
+        method = ", ".join(sorted({figure_method(s, condition, methods, scorers) for s in sources}))
         if not found:
             checks.append(
                 Check(
@@ -153,7 +181,8 @@ def corpus_checks(
                     value=mean,
                     bound=limit,
                     cases=n,
-                    reason=f"{metric}: {over} {verb} {side} {limit:g}",
+                    method=method,
+                    reason=f"{metric} ({method}): {over} {verb} {side} {limit:g}",
                 )
             )
     return checks

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.api.judgebench.references import load_references
+from assay.core.jsonl import atomic_writer
 from assay.reports.leaderboard import BoardRow, render_leaderboard
 from assay.store import Store
 from assay.store.benchmarks import latest_benchmarks
@@ -48,4 +49,6 @@ def board_rows(store: Store) -> list[BoardRow]:
 
 def write_leaderboard(path: Path, store: Store) -> None:
     """Write the leaderboard page of `store` to `path`."""
-    path.write_text(render_leaderboard(board_rows(store)), encoding="utf-8")
+    page = render_leaderboard(board_rows(store))
+    with atomic_writer(path) as handle:
+        handle.write(page)

@@ -17,15 +17,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from assay.api.judgebench.rows import PRDRating, jsonl_rows, missing
 from assay.api.judgebench.sets import (
     LLMBAR_ADVERSARIAL,
     PRD_SCORE,
     Gold,
     prd_files,
     prd_vicuna80,
-    read_json,
-    read_jsonl,
 )
+from assay.core.errors import InputError
+from assay.core.jsonl import read_text
 from assay.measure.judgebench import reference_figures
 
 REFERENCES = Path(__file__).parent / "data" / "references.json"
@@ -44,6 +45,16 @@ PRD_REVIEWERS = {"gpt4": "GPT-4", "claude": "Claude"}
 WINNER: dict[str | None, Gold | None] = {"1": "a", "2": "b", None: None}
 
 
+def read_json(path: Path) -> Any:
+    """One JSON document of the authors' released verdicts, or an InputError naming it."""
+    if not path.is_file():
+        raise missing(path)
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise InputError(f"ERROR: {path}:{error.lineno}: not JSON: {error.msg}") from None
+
+
 def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
     found = []
     for judge in LLMBAR_EVALUATORS:
@@ -54,7 +65,7 @@ def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
             path = folder / LLMBAR_STRATEGY / "result.json"
             if not path.is_file():
                 break
-            for row in read_json(path):
+            for row in read_json(path):  # the authors' released verdicts (a maintainer's tool)
                 run = row["results"][0]
                 gold.append("a" if row["label"] == 1 else "b")
                 orders.append(
@@ -78,8 +89,8 @@ def _prd(data: Path) -> list[dict[str, Any]]:
     for reviewer, judge in PRD_REVIEWERS.items():
         verdicts: dict[tuple[str, str, int], Gold] = {}
         for (first, second), path in prd_files(data, reviewer).items():
-            for row in read_jsonl(path):
-                verdicts[(first, second, row["question_id"])] = PRD_SCORE[row["score"]]
+            for _, row in jsonl_rows(path, PRDRating):
+                verdicts[(first, second, row.question_id)] = PRD_SCORE[row.score]
         flip: dict[Gold | None, Gold | None] = {"a": "b", "b": "a", "tie": "tie", None: None}
         labels: list[str] = []
         orders: list[tuple[str | None, str | None]] = []

@@ -23,6 +23,7 @@ from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, pair_item_id
 from assay.core.records import Case, Comparison, Label, Trial
+from assay.core.writable import Output, check_outputs
 from assay.engine.plan import sha256_json
 from assay.engine.runner import Progress
 from assay.measure.judgebench import bench_figures
@@ -31,6 +32,8 @@ from assay.scorers.judge.labels import pairwise_labels
 from assay.store import DEFAULT_STORE, Store
 
 EXIT_GATE = 1
+OUTPUT_FILES = ("cases.jsonl", "trials.jsonl", "comparisons.jsonl", "labels.jsonl")
+"""What `--output` holds: cases, trials, the judge's comparisons, its and the gold labels."""
 REQUIREMENT = "Follows the instruction and answers it helpfully, accurately and honestly."
 
 
@@ -125,6 +128,22 @@ def config_sha256(template_sha256: str, config: JudgeConfig) -> str:
     return sha256_json({"template": template_sha256, "rubric": config.rubric.model_dump()})
 
 
+def check_bench_outputs(
+    output: str | Path | None, report: str | Path | None, store: str | Path
+) -> None:
+    """Refuse, before any item is judged, an output folder or report page that cannot be
+    written or that would overwrite the store (`assay.core.writable`)."""
+    check_outputs(
+        [
+            Output("--output", Path(output), folder=True, files=OUTPUT_FILES)
+            if output is not None
+            else None,
+            Output("--report", Path(report)) if report is not None else None,
+        ],
+        [("the store (--store)", store)],
+    )
+
+
 def judge_bench(
     judge: str,
     *,
@@ -156,8 +175,7 @@ def judge_bench(
     base = config if config is not None else JudgeConfig(judges=[judge], **settings)
     chosen = replace(base, judges=[judge], mode="pairwise", a="a", b="b", expectations_first=False)
     check_judge_keys(chosen)
-    if output is not None and Path(output).exists() and not Path(output).is_dir():
-        raise InputError(f"ERROR: --output: {output} is a file, expected a directory")
+    check_bench_outputs(output, report, store)
     todo = list(items) if items is not None else load_items(sets, limit, data)
     names = list(dict.fromkeys(i.set for i in todo))
     cases = [case_of(i) for i in todo]
@@ -206,16 +224,12 @@ def write_outputs(
     rows: Sequence[dict[str, Any]],
 ) -> None:
     """The run's records, for `assay calibrate`, `assay bias` and `assay report`."""
-    folder.mkdir(parents=True, exist_ok=True)
     labels = pairwise_labels(rows) + gold_labels(items)
-    write_jsonl(
-        folder / "cases.jsonl", [c.model_dump(mode="json", exclude_none=True) for c in cases]
-    )
-    write_jsonl(
-        folder / "trials.jsonl", [t.model_dump(mode="json", exclude_none=True) for t in trials]
-    )
-    write_jsonl(folder / "comparisons.jsonl", rows)
-    write_jsonl(folder / "labels.jsonl", [x.model_dump(mode="json") for x in labels])
+    cases_file, trials_file, comparisons_file, labels_file = (folder / n for n in OUTPUT_FILES)
+    write_jsonl(cases_file, [c.model_dump(mode="json", exclude_none=True) for c in cases])
+    write_jsonl(trials_file, [t.model_dump(mode="json", exclude_none=True) for t in trials])
+    write_jsonl(comparisons_file, rows)
+    write_jsonl(labels_file, [x.model_dump(mode="json") for x in labels])
 
 
 def bench_summary(result: BenchResult, store: Path) -> dict[str, Any]:

@@ -26,7 +26,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from assay.api.judgebench.rows import (
+    LLMBarRow,
+    PandaLMRow,
+    PRDAnswer,
+    PRDQuestion,
+    PRDRating,
+    json_rows,
+    jsonl_rows,
+    missing,
+)
 from assay.core.errors import InputError
+from assay.core.jsonl import read_text
 
 Gold = Literal["a", "b", "tie"]
 SEED = "assay-judge-bench"
@@ -70,24 +81,13 @@ def majority(votes: Iterable[Gold]) -> Gold | None:
     return label if total and count * 2 > total else None
 
 
-def read_json(path: Path) -> Any:
-    """One JSON document of a set; a missing or broken file is an input error naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"ERROR: --data: {path} not found (expected the set's public layout)"
-        ) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"ERROR: {path}: line {error.lineno}: not JSON: {error.msg}") from None
-
-
 def read_jsonl(path: Path) -> list[Any]:
-    """The objects of a set's JSONL file; a broken line is an input error naming file and line."""
+    """The objects of a JSONL file (a bundled slice); a broken line is an InputError naming
+    the file and the line."""
     if not path.is_file():
-        raise InputError(f"ERROR: --data: {path} not found (expected the set's public layout)")
+        raise missing(path)
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -100,19 +100,18 @@ def _prompt(instruction: str, extra: str = "") -> str:
     return f"{instruction}\n\n{extra}" if extra.strip() else instruction
 
 
-def llmbar_subset(data: Path, subset: str) -> list[dict[str, Any]]:
-    """The rows of one LLMBar `Dataset/LLMBar/<subset>/dataset.json`."""
-    rows = read_json(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
-    return list(rows)
+def llmbar_subset(data: Path, subset: str) -> list[tuple[int, LLMBarRow]]:
+    """The rows of one LLMBar `Dataset/LLMBar/<subset>/dataset.json`, with their lines."""
+    return json_rows(data / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json", LLMBarRow)
 
 
 def _llmbar(data: Path, name: str, subsets: Sequence[str]) -> list[BenchItem]:
     items = []
     for subset in subsets:
-        for index, row in enumerate(llmbar_subset(data, subset)):
-            gold: Gold = "a" if row["label"] == 1 else "b"
+        for index, (_, row) in enumerate(llmbar_subset(data, subset)):
+            gold: Gold = "a" if row.label == 1 else "b"
             key = f"{subset.split('/')[-1].lower()}-{index}"
-            items.append(BenchItem(name, key, row["input"], row["output_1"], row["output_2"], gold))
+            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold))  # type: ignore[arg-type]
     return items
 
 
@@ -146,21 +145,24 @@ def prd_files(data: Path, reviewer: str) -> dict[tuple[str, str], Path]:
 
 def prd_vicuna80(data: Path) -> list[BenchItem]:
     root = data / "prd_vicuna80" / "vicuna80"
-    questions = {
-        q["question_id"]: q["text"] for q in read_jsonl(root / "prompts" / "vicuna_questions.jsonl")
-    }
+    asked = root / "prompts" / "vicuna_questions.jsonl"
+    questions = {q.question_id: q.text for _, q in jsonl_rows(asked, PRDQuestion)}
+    generations = {model: root / "generations" / f"answer_{model}.jsonl" for model in PRD_MODELS}
     answers = {
-        model: {
-            a["question_id"]: a["text"]
-            for a in read_jsonl(root / "generations" / f"answer_{model}.jsonl")
-        }
-        for model in PRD_MODELS
+        model: {a.question_id: str(a.text) for _, a in jsonl_rows(path, PRDAnswer)}
+        for model, path in generations.items()
     }
     items = []
     for (first, second), path in prd_files(data, "human").items():
         votes: dict[int, list[Gold]] = defaultdict(list)
-        for row in read_jsonl(path):
-            votes[row["question_id"]].append(PRD_SCORE[row["score"]])
+        for number, row in jsonl_rows(path, PRDRating):
+            where = f"ERROR: {path}:{number}: question_id: {row.question_id}"
+            if row.question_id not in questions:
+                raise InputError(f"{where}: not a question of {asked}")
+            for model in (first, second):
+                if row.question_id not in answers[model]:
+                    raise InputError(f"{where}: {generations[model]} has no answer to it")
+            votes[row.question_id].append(PRD_SCORE[row.score])
         for question, given in sorted(votes.items()):
             gold = majority(given)
             if gold is not None:
@@ -182,15 +184,13 @@ PANDALM_LABEL: dict[int, Gold] = {0: "tie", 1: "a", 2: "b"}
 
 def pandalm(data: Path) -> list[BenchItem]:
     items = []
-    for row in read_json(data / "pandalm" / "testset-v1.json"):
-        votes = [PANDALM_LABEL[row[f"annotator{i}"]] for i in (1, 2, 3)]
+    for _, row in json_rows(data / "pandalm" / "testset-v1.json", PandaLMRow):
+        votes = [PANDALM_LABEL[vote] for vote in (row.annotator1, row.annotator2, row.annotator3)]
         gold = majority(votes)
         if gold is not None:
-            prompt = _prompt(row["instruction"], row["input"])
+            prompt = _prompt(row.instruction, row.input)
             items.append(
-                BenchItem(
-                    "pandalm", str(row["idx"]), prompt, row["response1"], row["response2"], gold
-                )
+                BenchItem("pandalm", str(row.idx), prompt, row.response1, row.response2, gold)  # type: ignore[arg-type]
             )
     return items
 

@@ -83,6 +83,7 @@ class LibraryScorer(JudgeBacked):
     """
 
     library: ClassVar[str]
+    needs_judge: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -24,6 +24,12 @@ def _sha(row: dict[str, Any]) -> dict[str, str]:
     return {"prompt_sha256": sha} if isinstance(sha, str) and sha else {}
 
 
+def _scale(row: dict[str, Any]) -> dict[str, str]:
+    """The judge's declared rating scale (`1-5`), which calibrate reports and uses."""
+    scale = row.get("scale")
+    return {"scale": scale} if isinstance(scale, str) and scale else {}
+
+
 def direct_labels(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> list[Label]:
     """One label per rubric metric and one `blocker` label per judged response."""
     labels = []
@@ -41,6 +47,7 @@ def direct_labels(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> lis
                             "rater": rater,
                             "value": value,
                             **_sha(row),
+                            **_scale(row),
                         }
                     )
                 )

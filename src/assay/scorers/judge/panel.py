@@ -80,7 +80,7 @@ def panel_alpha(
     """Krippendorff's alpha among the panel's judges over the items they all judged."""
     # Here, not at the top: a suite run imports the judges before its first call, and
     # krippendorff imports numpy.
-    from assay.measure.alpha import krippendorff_alpha
+    from assay.measure.alpha import alpha_level, integer_scale, krippendorff_alpha
 
     panelled = [r for r in rows if r.get("judges")]
     if pairwise:
@@ -91,7 +91,8 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        return {"verdict": krippendorff_alpha(matrix, "nominal", digits=4)}
+        level = alpha_level(numeric=False, rating_scale=False)
+        return {"verdict": krippendorff_alpha(matrix, level, digits=4)}
     alphas: dict[str, float | None] = {}
     for name in names:
         matrix = [
@@ -101,5 +102,7 @@ def panel_alpha(
             ]
             for spec in judges
         ]
-        alphas[name] = krippendorff_alpha(matrix, "interval", digits=4)
+        seen = [v for row in matrix for v in row if v is not None]
+        level = alpha_level(numeric=True, rating_scale=integer_scale(seen) is not None)
+        alphas[name] = krippendorff_alpha(matrix, level, digits=4)
     return alphas

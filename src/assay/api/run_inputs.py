@@ -1,0 +1,82 @@
+"""A run's inputs as flags and suite files give them: `--param` values, a suite loaded or
+given, its corpus thresholds and base URL overridden for the run, and the outputs proven
+writable (and not one of the inputs) before any call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.core.errors import InputError
+from assay.core.suite import Suite, Threshold, load_suite
+from assay.core.writable import Output, check_outputs
+from assay.engine import RunRequest
+
+
+def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """`--param KEY=VALUE` pairs; a VALUE that is valid JSON is taken as JSON, else as text."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"ERROR: {flag}: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    return params
+
+
+def load(suite: str | Path | Suite | None) -> Suite | None:
+    """A suite from its path (or as given)."""
+    if suite is None or isinstance(suite, Suite):
+        return suite
+    return load_suite(Path(suite))
+
+
+def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -> Suite:
+    """A copy of the suite with these corpus thresholds (`--corpus` texts, or thresholds by
+    metric), each replacing the suite's [scoring.corpus] bound of its metric."""
+    from assay.verdict.config import resolve
+
+    scoring = suite.scoring.model_copy(
+        update={"corpus": dict(resolve(suite, corpus=corpus).corpus)}
+    )
+    return suite.model_copy(update={"scoring": scoring})
+
+
+def with_run_base_url(suite: Suite, base_url: str | None) -> Suite:
+    """The suite with the run's base URL (`--base-url`, else its [run] base_url) as its
+    [run] base_url, which its judges inherit when [judge] names none (`judge_options`): what
+    the judges' key check reads is what they are built with."""
+    if base_url == suite.run.base_url:
+        return suite
+    return suite.model_copy(update={"run": suite.run.model_copy(update={"base_url": base_url})})
+
+
+def check_run_outputs(
+    suite: Suite | None, request: RunRequest, out: str | Path | None, store: str | Path
+) -> None:
+    """Refuse, before any call, a trials file or a suite output folder that cannot be
+    written or that would overwrite one of the run's inputs (`assay.core.writable`)."""
+    from assay.reports.files import SUITE_FILES
+
+    folder = None
+    if suite is not None:
+        from assay.verdict.config import output_dir
+
+        folder = (
+            Output("--out", Path(out), folder=True, files=SUITE_FILES)
+            if out is not None
+            else Output("the suite's output", output_dir(suite), folder=True, files=SUITE_FILES)
+        )
+    inputs: list[tuple[str, Path | None]] = [
+        ("the store (--store)", Path(store)),
+        *(suite.inputs() if suite is not None else []),  # first: named as the suite names them
+        ("the case catalogue (--cases)", request.catalogue),
+        *((f"the skill of condition {c.name}", c.skill_path) for c in request.conditions),
+    ]
+    output = Output("--output", request.output) if request.output is not None else None
+    check_outputs([output, folder], inputs)

@@ -1,0 +1,109 @@
+"""The paired comparison's interval: a Student t interval over the per-case mean deltas.
+
+Each case contributes one paired delta per metric (its trials averaged first: the case is
+the cluster, so trials of one case never count as independent evidence). A column's
+interval is mean ± t(n − 1, 1 − α/2) · sd / √n over the n cases that have it (Student
+1908; the paired t interval that cluster-robust inference reduces to when each cluster is
+summarised by its mean, as in Miller 2024, "Adding Error Bars to Evals"). Every column
+(each metric and the weighted score) is one deterministic function of its deltas: there is
+no resampling, so identical deltas always give identical intervals. The quantile is
+scipy's (`scipy.special.stdtrit`, the inverse of Student's t distribution, the same
+function `scipy.stats.t.ppf` calls; scipy.special imports in a fraction of scipy.stats's
+time).
+
+A column whose cases all share one delta has no spread to scale a t interval by (its width
+would be 0, which is not certainty). Its interval is distribution-free instead: if every one
+of n cases shows delta d, the share of all cases that would show another delta is at most
+p = 1 − (α/2)^(1/n) at this level (the exact one-sided Clopper–Pearson bound for 0 of n),
+and those cases lie within the deltas the scale allows (±`span`), so the mean lies within
+[d − p·(d + span), d + p·(span − d)].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import ndtri, stdtrit
+
+LEVEL = 0.95
+MIN_CASES = 5
+"""Fewer paired cases than this never pass a check: the interval is still shown, but the
+check is INCONCLUSIVE and asks for at least this many (`verdict.gate`). From 5 cases up the
+t interval keeps its nominal coverage on simulated judge scores (bench/gate_simulation.py)."""
+SPREAD_TOLERANCE = 1e-12
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class Interval:
+    """Per-column figures: mean, interval bounds, spread (sd over cases) and case count."""
+
+    mean: FloatArray
+    low: FloatArray
+    high: FloatArray
+    sd: FloatArray
+    n: NDArray[np.int64]
+
+
+def paired_intervals(
+    deltas: FloatArray | Sequence[Sequence[float]],
+    *,
+    level: float = LEVEL,
+    span: float | FloatArray,
+) -> Interval:
+    """The interval of the mean of each column of `deltas` (cases × columns, NaN = absent).
+
+    `span` is the widest a delta can be (the values' range), for every column or per
+    column: it bounds the interval of a column without spread. One case gives a mean and
+    no interval (NaN bounds)."""
+    values = np.asarray(deltas, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    present = ~np.isnan(values)
+    n = present.sum(axis=0)
+    filled = np.where(present, values, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=0) / n
+        centred = np.where(present, values - mean, 0.0)
+        sd = np.sqrt((centred**2).sum(axis=0) / (n - 1))
+    sd = np.where(n >= 2, sd, 0.0)
+    alpha = 1.0 - level
+    half = np.full(n.shape, np.nan)
+    several = n >= 2
+    half[several] = stdtrit(n[several] - 1, 1.0 - alpha / 2) * sd[several] / np.sqrt(n[several])
+    low, high = mean - half, mean + half
+    flat = several & (sd <= SPREAD_TOLERANCE * np.maximum(1.0, np.abs(mean)))
+    if flat.any():
+        share = 1.0 - (alpha / 2) ** (1.0 / n[flat])
+        d, width = mean[flat], np.broadcast_to(np.asarray(span, dtype=np.float64), n.shape)[flat]
+        low[flat] = d - share * (d + width)
+        high[flat] = d + share * (width - d)
+        sd[flat] = 0.0
+    return Interval(mean=mean, low=low, high=high, sd=sd, n=n.astype(np.int64))
+
+
+def cases_to_clear(
+    mean: float, sd: float, distance: float, *, level: float = LEVEL, span: float
+) -> int | None:
+    """About how many cases an interval needs for its near bound to clear a bound `distance`
+    away from `mean` at this spread: the least n with t(n − 1)·sd/√n ≤ distance; for a
+    column without spread, the least n at which the distribution-free bound clears it. None
+    when the mean is on the wrong side."""
+    if distance <= 0:
+        return None
+    alpha = 1.0 - level
+    if sd <= 0:
+        share = distance / (mean + span) if mean + span > 0 else 1.0
+        if share >= 1:
+            return 2
+        return math.ceil(math.log(alpha / 2) / math.log1p(-share))
+    tail = 1.0 - alpha / 2
+    n = max(2, math.ceil((float(ndtri(tail)) * sd / distance) ** 2))  # t > z: a lower bound
+    while float(stdtrit(n - 1, tail)) * sd / math.sqrt(n) > distance:
+        n += 1  # a few steps: t(n − 1) is within a few % of z once n is past a handful
+    return n
