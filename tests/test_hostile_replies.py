@@ -133,6 +133,14 @@ def test_the_suite_sets_the_cap(cli, hostile_server, tmp_path: Path) -> None:  #
     result = cli("run", suite, "--store", tmp_path / "s.db", "--output", tmp_path / "t.jsonl")
     (trial,) = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert result.code == 3 and "3,000-byte cap" in trial["error"]
+    # the judges' cap: the suite's [run] one, or the run's --max-reply-bytes
+    from assay.api.run_inputs import load, with_run_base_url
+    from assay.scorers.judge.config import judge_options
+
+    loaded = load(suite)
+    assert loaded is not None and judge_options(loaded).max_reply_bytes == 3000
+    flagged = with_run_base_url(loaded, hostile_server.url, 5000)
+    assert judge_options(flagged).max_reply_bytes == 5000
     suite.write_text(suite.read_text().replace("3000", "512"))
     result = cli("run", suite, "--store", tmp_path / "s.db")
     assert result.code == 2 and "max_reply_bytes" in result.stderr

@@ -287,7 +287,8 @@ def execute_run(
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
-        suite = with_run_base_url(suite, request.options.base_url)
+        options = request.options
+        suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
