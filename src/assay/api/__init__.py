@@ -10,6 +10,9 @@ trials), `evaluate` (trials, score rows or a suite → verdict and report) and `
 `bias`, `winrate`, `rank` and `history` (measuring judges and
 models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
 logs as cases, trials and score rows). The command line parses flags, calls these and prints.
+
+The functions got here (`assay.run`, `assay.api.evaluate`, ...) check their arguments against
+their type hints first (`api/arguments.py`): a wrong type is an InputError naming the argument.
 """
 
 from __future__ import annotations
@@ -81,7 +84,18 @@ __all__ = [
 ]
 
 
+_CHECKED: dict[str, Any] = {}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _CHECKED:
+        return _CHECKED[name]
     if name in _HOME:
-        return getattr(import_module(f"assay.api.{_HOME[name]}"), name)
+        found = getattr(import_module(f"assay.api.{_HOME[name]}"), name)
+        if isinstance(found, type):
+            return found
+        from assay.api.arguments import checked
+
+        _CHECKED[name] = checked(found, f"assay.{name}")
+        return _CHECKED[name]
     raise AttributeError(f"module 'assay.api' has no attribute {name!r}")

@@ -68,6 +68,7 @@ class ModelError(Exception):
         detail: str | None = None,
         cost_usd: float | None = None,
         status: int | None = None,
+        billed: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -76,15 +77,23 @@ class ModelError(Exception):
         self.detail = detail
         self.cost_usd = cost_usd  # what the failed call still cost (an agent CLI reports it)
         self.status = status  # the HTTP status of an error reply (None for other failures)
+        # The call may have been billed for an amount nobody reported (a timeout, an
+        # unreadable 200 reply): the budget counts it at its reservation (engine/costs.py).
+        self.billed = billed
+        # What the Caller counted for the failed call, its attempts together (engine/calls.py):
+        # the trial records it as its cost.
+        self.counted_usd = 0.0
 
 
 def reply_too_large(cap: int, what: str = "reply") -> ModelError:
     """The error of a reply (an HTTP body, a CLI's stdout) longer than the cap
     (`core/limits.py`): not retried, since the same request would bring the same flood, and
-    nothing of the reply is kept."""
+    nothing of the reply is kept. It may have been billed (a provider's answer, an agent's
+    turns), so the budget counts it at its reservation."""
     return ModelError(
         f"the {what} is larger than the {cap:,}-byte cap on replies"
-        " ([run] max_reply_bytes, --max-reply-bytes); nothing of it was kept"
+        " ([run] max_reply_bytes, --max-reply-bytes); nothing of it was kept",
+        billed=True,
     )
 
 

@@ -134,6 +134,13 @@ class CommandModel:
         self.budget_flag = budget_flag
         self.metered = metered
         self.max_output = max_output  # stdout beyond this is an error, not an answer
+        # the text format reports no usage: a price has nothing to meter (models/registry.py)
+        self.unpriceable = (
+            f"its --format {response_format} reports no token usage or cost, so no price can"
+            " meter it (claude-json and codex-jsonl do)"
+            if response_format == "text"
+            else None
+        )
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -187,6 +194,8 @@ class CommandModel:
         except ModelError as exc:
             exc.detail = exc.detail or _detail(finished)
             exc.cost_usd = exc.cost_usd if self.metered else None
+            # it ran and finished, but what it spent cannot be read: at its worst case
+            exc.billed = self.metered and exc.cost_usd is None
             raise
         return self._response(parsed)
 
@@ -253,7 +262,8 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
 
 
 def create_codex(rest: str, options: ModelOptions) -> CommandModel:
-    """`codex[:MODEL]`: `codex exec` in a read-only sandbox with JSONL events; unmetered."""
+    """`codex[:MODEL]`: `codex exec` in a read-only sandbox with JSONL events. Codex reports
+    tokens but no cost: metered by `--price` (its usage at that price), else unmetered."""
     spec = f"codex:{rest}" if rest else "codex"
     _require_program(spec, "codex")
     argv = list(CODEX_ARGV) + (["--model", rest] if rest else [])
@@ -261,10 +271,10 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         spec,
         argv,
         "codex-jsonl",
-        price=None,
+        price=options.price,
         workdir=options.workdir,
         model=rest or None,
-        metered=False,
+        metered=options.price is not None,
         prompt_after_dashes=True,
         stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
         max_output=options.max_reply_bytes,
@@ -293,7 +303,8 @@ def create_command(rest: str, options: ModelOptions) -> CommandModel:
         f"command:{rest}",
         argv,
         options.response_format,
-        price=options.price,
+        # a price meters the usage a format reports; `text` reports none (`unpriceable`)
+        price=options.price if options.response_format != "text" else None,
         workdir=options.workdir,
         max_output=options.max_reply_bytes,
     )

@@ -177,7 +177,9 @@ class OpenAIModel:
                 if status >= 400:
                     retry_after = parse_retry_after(reply.headers.get("Retry-After"))
         except TimeoutError:
-            raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
+            raise ModelError(
+                f"timeout after {request.timeout_s}s", retryable=True, billed=True
+            ) from None
         except aiohttp.ClientError as exc:
             raise ModelError(
                 scrub(f"connection error: {type(exc).__name__}: {exc}"), retryable=True
@@ -218,7 +220,7 @@ class OpenAIModel:
             output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise ModelError(
-                "malformed response body", retryable=True, detail=body_text(raw)
+                "malformed response body", retryable=True, detail=body_text(raw), billed=True
             ) from None
         cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(
@@ -243,14 +245,18 @@ def content_text(content: Any) -> str:
     `{"type": "text", "text": ...}`, a refusal part's `refusal`) as its texts joined; any
     other form is a ModelError (an errored trial, never stored as the answer)."""
     if not isinstance(content, list):
-        raise ModelError(f"the reply's content is a JSON {_json_type(content)}, not text")
+        raise ModelError(
+            f"the reply's content is a JSON {_json_type(content)}, not text", billed=True
+        )
     texts = []
     for part in content:
         kind = part.get("type") if isinstance(part, dict) else None
         value = part.get("refusal" if kind == "refusal" else "text") if kind else None
         if kind not in (*TEXT_PARTS, "refusal") or not isinstance(value, str):
             shown = repr(kind) if isinstance(kind, str) else f"a JSON {_json_type(part)}"
-            raise ModelError(f"the reply's content has a part of type {shown[:60]}, not text")
+            raise ModelError(
+                f"the reply's content has a part of type {shown[:60]}, not text", billed=True
+            )
         texts.append(value)
     return "".join(texts)
 
