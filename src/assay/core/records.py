@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from assay.core.trajectory import Step, ToolsExpect
+
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Risk = Literal["low", "medium", "high"]
 Kind = Literal["answer", "refusal", "escalation"]
@@ -63,6 +65,8 @@ class Expect(Record):
     not_contains: list[str] | None = None
     regex: str | None = None
     json_schema: dict[str, Any] | None = None
+    tools: ToolsExpect | None = None
+    """What the trial's tool calls must do (core/trajectory.py; the `tools` scorer)."""
 
 
 class Case(Record):
@@ -131,6 +135,9 @@ class Trial(Record):
     skill_sha256: str | None = None
     run_id: str | None = None
     created_at: str | None = None
+    trajectory: list[Step] | None = None
+    """The agent's steps, model turns and tool calls in order (core/trajectory.py), when
+    its runner reports them: the claude and codex CLIs, a python: agent."""
 
 
 class ScoreRow(Record):

@@ -43,7 +43,8 @@ CLAUDE_ARGV = [
     "--disable-slash-commands",
     "--print",
     "--output-format",
-    "json",
+    "stream-json",
+    "--verbose",  # stream-json needs it: every event, one a line (the trial's trajectory)
     "--no-session-persistence",
     "--setting-sources",
     "",
