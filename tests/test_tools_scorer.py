@@ -192,3 +192,51 @@ def test_a_forbidden_tool_call_fails_the_gate(
     assert result.code == code, result.stdout + result.stderr
     if reckless:
         assert "c2" in result.stdout and "FAIL" in result.stdout
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tools" / "suite.toml"
+
+
+@pytest.mark.parametrize(("params", "code"), [((), 0), (("--param", "careless=true"), 1)])
+def test_the_tools_example_runs(
+    cli: Any, tmp_path: Path, params: tuple[str, ...], code: int
+) -> None:
+    out = tmp_path / "out"
+    result = cli("run", EXAMPLE, *params, "--out", out, "--store", tmp_path / "s.db")
+    assert result.code == code, result.stdout + result.stderr
+    trials = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    assert all(t["trajectory"] for t in trials)
+    escalated = next(t for t in trials if t["case_id"] == "tl-003")
+    names = [s.get("name") for s in escalated["trajectory"] if s["type"] == "tool"]
+    assert names == (["close_ticket"] if params else ["escalate"])
+    if params:
+        assert "1 blocking finding(s) in the candidate: tl-003#1" in result.stdout
+
+
+def test_the_readme_section_runs_as_written(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import assay
+    from test_readme import ROOT, readme_section, section_commands
+
+    section = readme_section("## Agents' tool calls")
+    case = re.search(r"```json\n(.*?)```", section, re.S)
+    assert case is not None
+    assert Case.model_validate_json(case.group(1)).expect.tools.args == {  # type: ignore[union-attr]
+        "escalate": {"urgency": "high"}
+    }
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    commands = section_commands("Agents' tool calls")
+    assert len(commands) == 2
+    for line, code in zip(commands, (0, 1), strict=True):
+        argv = line[: line.index("#")] if "#" in line else line  # the comment says the code
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *argv[1:]],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            # the assay under test, wherever the tests run from
+            env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(assay.__file__).parents[1])},
+        )  # fmt: skip
+        assert done.returncode == code, (argv, done.stdout, done.stderr)
