@@ -357,9 +357,8 @@ class Engine:
             "skill_sha256": condition.skill_sha256,
             "run_id": run_id,
             "created_at": now_iso(),
+            "trajectory": None if error else trajectory,  # None: the runner reports no steps
         }
-        if trajectory is not None and not error:  # kept only by runners that report steps
-            record["trajectory"] = trajectory
         # The one place a trial's recorded strings are scrubbed (its error and the reply's
         # model, usage and state): what is queued here is what the store and --output hold.
         secrets = self.caller.secrets
