@@ -239,3 +239,24 @@ def test_run_keeps_the_trajectory_in_trials_and_the_store(cli: Any, tmp_path: Pa
     finally:
         handle.close()
     assert stored["trajectory"] == row["trajectory"]
+
+
+TURNS_AGENT = """
+def agent(case, settings):
+    return {"response": "ok", "trajectory": [
+        {"type": "tool", "name": "lookup", "arguments": {"n": len(case.prompt)}}]}
+"""
+
+
+def test_a_multi_turn_trial_keeps_every_turns_steps(cli: Any, tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(TURNS_AGENT)
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c1", turns=["and then?"])])
+    out = tmp_path / "trials.jsonl"
+    result = cli(
+        "run", "--cases", cases, "--model", f"python:{agent}:agent", "--trials", 1,
+        "--output", out, "--store", tmp_path / "s.db", "--allow-unmetered",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    (row,) = map(json.loads, out.read_text().splitlines())
+    assert [s["name"] for s in row["trajectory"]] == ["lookup", "lookup"]  # one per turn
