@@ -124,6 +124,20 @@ def test_forbidden_call_is_a_blocker_and_max_steps() -> None:
     assert clean is not None and clean["blocker"] == 0.0 and clean["tools_correct"] == 1.0
 
 
+def test_forbidden_calls_need_not_block() -> None:
+    case = Case.model_validate(make_case("c1", expect={"tools": {"must_not_call": ["rm"]}}))
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "b", "runner": "r", "response": "ok",
+         "trajectory": [call("rm")]}
+    )  # fmt: skip
+    scorer = create_scorer("tools", forbidden_blocks=False)
+    result = asyncio.run(scorer.score(ScoreContext.of(case, trial)))
+    assert result is not None and not result.blocker
+    assert result.metrics["forbidden_calls"] == 1.0 and result.metrics["tools_correct"] == 0.0
+    with pytest.raises(InputError, match="forbidden_blocks must be true or false"):
+        create_scorer("tools", forbidden_blocks="no")
+
+
 def test_no_trajectory_or_no_expectation_is_not_scored() -> None:
     assert score({"must_call": ["a"]}, None) is None
     case = Case.model_validate(make_case("c1"))

@@ -119,9 +119,9 @@ def claude_trajectory(stdout: str) -> list[dict[str, Any]] | None:
 
 
 def parse_claude_json(stdout: str) -> Response:
-    """`claude --output-format json`: `result` is the answer; `is_error` or a non-success
-    subtype is an error (carrying its `total_cost_usd`); usage (cache tokens counted as input)
-    and `total_cost_usd` kept."""
+    """`claude --output-format stream-json --verbose` (or `json`): `result` is the answer;
+    `is_error` or a non-success subtype is an error (carrying its `total_cost_usd`); usage
+    (cache tokens counted as input), `total_cost_usd` and the trajectory of its events kept."""
     result = _claude_result(stdout)
     if result is None:
         raise ModelError(

@@ -13,7 +13,9 @@ Per trial (core/trajectory.py `ToolsExpect` says what each key means):
   arguments contain the given JSON object (a JSON subset: objects by key, recursively; lists
   item by item, of the same length; scalars equal, a boolean never equal to a number).
 - `forbidden_calls` (with `must_not_call`): the calls to forbidden tools; any is a blocking
-  finding (`blocker`).
+  finding (`blocker`), unless the scorer's option `forbidden_blocks = false` (a suite's
+  `{ name = "tools", options = { forbidden_blocks = false } }`) leaves it to the gate's
+  thresholds (`tools_correct` is 0 either way).
 - `within_max_steps` (with `max_steps`): 1 when the trial took at most that many steps.
 - `steps`, `tool_calls`, `model_turns`: what the trial took.
 - `tools_correct` (primary): 1 when every stated expectation holds (each `must_call` tool
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from assay.core.errors import InputError
 from assay.core.trajectory import ModelTurn, ToolsExpect, tool_calls
 from assay.scorers.base import BLOCKER, CheckScorer, Metrics, ScoreContext, register
 from assay.scorers.common import flag
@@ -85,6 +88,14 @@ class Tools(CheckScorer):
     )
     primary = ("tools_correct",)
 
+    def __init__(self, forbidden_blocks: bool = True) -> None:
+        if not isinstance(forbidden_blocks, bool):
+            raise InputError(
+                f"ERROR: scorer 'tools': forbidden_blocks must be true or false,"
+                f" got {forbidden_blocks!r}"
+            )
+        self.forbidden_blocks = forbidden_blocks
+
     def check(self, ctx: ScoreContext) -> Metrics | None:
         expect = ctx.case.expect
         trajectory = ctx.trial.trajectory
@@ -128,7 +139,7 @@ class Tools(CheckScorer):
             forbidden = set(tools.must_not_call)
             count = sum(name in forbidden for name in names)
             metrics["forbidden_calls"] = float(count)
-            metrics[BLOCKER] = flag(count > 0)
+            metrics[BLOCKER] = flag(count > 0 and self.forbidden_blocks)
             passed = passed and count == 0
         if tools.max_steps is not None:
             within = len(trajectory) <= tools.max_steps
