@@ -21,6 +21,7 @@ from pydantic import (
 
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error
+from assay.core.trajectory import Step, ToolsExpect
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Risk = Literal["low", "medium", "high"]
@@ -74,6 +75,8 @@ class Expect(Record):
     not_contains: list[str] | None = None
     regex: str | None = None
     json_schema: dict[str, Any] | None = None
+    tools: ToolsExpect | None = None
+    """What the trial's tool calls must do (core/trajectory.py; the `tools` scorer)."""
 
 
 class Case(Record):
@@ -142,6 +145,9 @@ class Trial(Record):
     skill_sha256: str | None = None
     run_id: str | None = None
     created_at: str | None = None
+    trajectory: list[Step] | None = None
+    """The agent's steps, model turns and tool calls in order (core/trajectory.py), when
+    its runner reports them: the claude and codex CLIs, a python: agent."""
 
 
 def stored_trials(records: Iterable[dict[str, Any]], run_id: str) -> list[Trial]:

@@ -33,9 +33,11 @@ _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
 
 # The fields of a recorded reply or trial: content is what the model wrote (scrubbed of the
 # secret values assay holds only: key-like text in an answer is content to evaluate), metadata
-# is everything else a provider or runner reports (scrubbed of every key shape too).
+# is everything else a provider or runner reports (scrubbed of every key shape too). An
+# agent's trajectory holds what its tools returned (a file, a command's output), which may
+# carry any key: it is scrubbed as metadata.
 CONTENT_FIELDS = frozenset({"text", "response", "state"})
-METADATA_FIELDS = frozenset({"model", "usage", "error", "error_detail"})
+METADATA_FIELDS = frozenset({"model", "usage", "error", "error_detail", "trajectory"})
 
 
 def secret_values() -> list[str]:

@@ -42,6 +42,8 @@ class Response:
     cost_usd: float | None = None
     model: str | None = None
     state: dict[str, Any] | None = None
+    trajectory: list[dict[str, Any]] | None = None
+    """The agent's steps (core/trajectory.py), when the runner reports them."""
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (what the call cache stores)."""
@@ -52,6 +54,7 @@ class Response:
             "cost_usd": self.cost_usd,
             "model": self.model,
             "state": self.state,
+            "trajectory": self.trajectory,
         }
 
 

@@ -43,7 +43,8 @@ CLAUDE_ARGV = [
     "--disable-slash-commands",
     "--print",
     "--output-format",
-    "json",
+    "stream-json",
+    "--verbose",  # stream-json needs it: every event, one a line (the trial's trajectory)
     "--no-session-persistence",
     "--setting-sources",
     "",
@@ -236,7 +237,8 @@ def _require_program(spec: str, program: str) -> None:
 
 
 def create_claude(rest: str, options: ModelOptions) -> CommandModel:
-    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings.
+    """`claude[:MODEL]`: Claude Code in print mode, stream-json events (its trajectory), no tools,
+    no settings.
 
     Metered by `--price`, else by the model's price (aliases such as `sonnet` included; bare
     `claude` at the most expensive Claude price, see pricing.claude_price)."""
