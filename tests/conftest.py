@@ -217,6 +217,17 @@ def mock_server() -> Iterator[Any]:
         server.stop()
 
 
+@pytest.fixture
+def hostile_server() -> Iterator[Any]:
+    """A server on 127.0.0.1 whose replies should not be trusted (tests/hostile_server.py):
+    the model name chooses the hostility (`openai:endless`, `anthropic:huge`, ...)."""
+    from hostile_server import HostileServer
+
+    server = HostileServer()
+    yield server
+    server.stop()
+
+
 class Mirror:
     """A folder served over HTTP on 127.0.0.1; `requests` lists the paths asked for."""
 

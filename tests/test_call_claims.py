@@ -83,13 +83,14 @@ def test_who_may_make_each_call(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
     try:
         store.queue_cache("cached", {"text": "x"})
+        store.queue_cache("unusable", {"text": ["not", "text"]})  # asked again
         store.flush()
         claim_row(tmp_path / "s.db", "live", "other-host", 4242, age_s=1)
         claim_row(tmp_path / "s.db", "silent", "other-host", 4242, age_s=STALE_S + 1)
         claim_row(tmp_path / "s.db", "dead", socket.gethostname(), dead_pid(), age_s=0)
-        found = claim_calls(store, ["free", "cached", "live", "silent", "dead"])
-        assert json.loads(found.cached["cached"]) == {"text": "x"}
-        assert sorted(found.mine) == ["dead", "free", "silent"]
+        found = claim_calls(store, ["free", "cached", "unusable", "live", "silent", "dead"])
+        assert found.cached == {"cached": {"text": "x"}}
+        assert sorted(found.mine) == ["dead", "free", "silent", "unusable"]
         assert found.theirs == ["live"]
         holders = dict(store.db.execute("SELECT key, holder FROM call_claims"))
         assert holders == {k: this_process() for k in found.mine} | {"live": "other-host:4242:abcd"}

@@ -186,7 +186,8 @@ def test_claude_argv_result_usage_and_fresh_workdir(
         "--disable-slash-commands",
         "--print",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--no-session-persistence",
         "--setting-sources",
         "",
@@ -338,14 +339,26 @@ def test_empty_output_is_an_error(bin_dir: Path) -> None:
         ask(create_model("command:tool"))
 
 
-def test_huge_output_parses_and_oversized_output_is_refused(
-    bin_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_huge_output_parses_and_oversized_output_is_refused(bin_dir: Path) -> None:
     write_program(bin_dir, "tool", "sys.stdout.write('y' * 8_000_000)")
-    assert len(ask(create_model("command:tool")).text) == 8_000_000
-    monkeypatch.setattr("assay.models.command.MAX_OUTPUT_BYTES", 1_000_000)
-    with pytest.raises(ModelError, match="more than 1000000 bytes"):
-        ask(create_model("command:tool"))
+    assert len(ask(create_model("command:tool")).text) == 8_000_000  # under the default cap
+    capped = ModelOptions(max_reply_bytes=1_000_000)
+    with pytest.raises(ModelError, match="larger than the 1,000,000-byte cap") as caught:
+        ask(create_model("command:tool", capped))
+    assert not caught.value.retryable
+
+
+@pytest.mark.parametrize("spec", ["command:tool", "claude", "codex"])
+def test_endless_output_is_cut_at_the_cap_for_every_cli_runner(bin_dir: Path, spec: str) -> None:
+    """A CLI that prints without end is stopped at the cap on replies, whatever its format,
+    within seconds, with nothing of its output kept."""
+    for name in ("tool", "claude", "codex"):
+        write_program(bin_dir, name, "while True: sys.stdout.write('z' * 65536)")
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="larger than the 2,000,000-byte cap") as caught:
+        ask(create_model(spec, ModelOptions(max_reply_bytes=2_000_000)))
+    assert time.monotonic() - started < 15
+    assert "zzzz" not in str(caught.value) and not (caught.value.detail or "")
 
 
 def _gone(pid: int) -> bool:

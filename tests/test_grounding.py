@@ -176,15 +176,17 @@ def test_grounding_judge_stops_at_the_run_budget_and_leaves_no_store_in_cwd(
     scorer = create_scorer("groundedness", judge="priced:first")
     case = item("x").case
     trials = [
-        Trial(case_id="c", trial=i, condition="b", runner="m", response=f"{GROUNDED} {INVENTED}")
+        Trial(
+            case_id="c", trial=i, condition="b", runner="m", response=f"{GROUNDED} {INVENTED} #{i}"
+        )
         for i in range(1, 40)
-    ]
-    caller, store = caller_over(tmp_path / "run.db", budget_usd=0.002)
+    ]  # each response its own (the call cache would answer repeats at no cost)
+    caller, store = caller_over(tmp_path / "run.db", budget_usd=0.01)
     with pytest.raises(AssayError, match="budget cannot cover another call") as raised:
         run_scorers([scorer], {"c": case}, trials, caller=caller)
     assert raised.value.exit_code == 3
     assert 0 < caller.calls < len(trials)  # some claims were asked, then the budget stopped it
-    assert caller.budget.spent <= 0.002
+    assert caller.budget.spent <= 0.01
     assert caller.budget.exhausted
     assert list(work.iterdir()) == []  # no .assay folder: the run's store holds the cache
     store.close()

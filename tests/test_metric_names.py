@@ -18,6 +18,7 @@ import pytest
 from assay.core.errors import InputError
 from assay.core.records import AgentState, Case, ContextDoc, Expect, Trial, Usage
 from assay.core.suite import Suite, load_suite
+from assay.core.trajectory import ModelTurn, ToolCall, ToolsExpect
 from assay.scorers import SCORERS, ScoreContext, create_scorer
 from assay.verdict.config import resolve
 from assay.verdict.names import check_metric_names, known_metrics
@@ -307,7 +308,14 @@ def contexts() -> list[ScoreContext]:
                contains=["Paris"], not_contains=["London"], regex="Paris",
                json_schema={"type": "object"}),
         Expect(refuse=False, escalate=False, cite_one_of=["d9"], retrieve=["d2"]),
+        Expect(tools=ToolsExpect(must_call=["a"], must_not_call=["x"], order=["a"],
+                                 args={"a": {"k": 1}}, max_steps=3)),
     ]  # fmt: skip
+    trajectory: list[ModelTurn | ToolCall] = [
+        ModelTurn(text="t"),
+        ToolCall(name="a", arguments={"k": 1}),
+        ToolCall(name="x"),
+    ]
     states = [
         AgentState(kind="refusal", citations=["d1", "nope"], retrieved=["d1"]),
         AgentState(kind="escalation", citations=["d1"], retrieved=["d2", "d1"]),
@@ -324,6 +332,7 @@ def contexts() -> list[ScoreContext]:
                 trial = Trial(
                     case_id="c", trial=1, condition="b", runner="m", response=response,
                     state=state, latency_s=0.5, cost_usd=0.01, usage=Usage(input_tokens=3),
+                    trajectory=trajectory,
                 )  # fmt: skip
                 out.append(ScoreContext.of(case, trial, documents={"d1": DOC, "d2": "x"}))
     return out

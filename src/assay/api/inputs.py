@@ -7,7 +7,7 @@ from pathlib import Path
 
 from assay.core.errors import InputError
 from assay.core.jsonl import format_errors, load_records, repeats
-from assay.core.records import Trial
+from assay.core.records import Trial, stored_trials
 from assay.store import Store, damaged_store, store_fault
 
 __all__ = [
@@ -75,7 +75,7 @@ def load_trials(
     try:
         if run not in {r for r, _, _ in handle.runs()}:
             raise InputError(f"ERROR: --run: {run!r} is not in the store {handle.path}")
-        return [Trial.model_validate(r) for r in handle.trial_records(run)]
+        return stored_trials(handle.trial_records(run), run)
     finally:
         if handle is not store:
             handle.close()

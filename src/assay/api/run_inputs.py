@@ -47,13 +47,15 @@ def with_corpus(suite: Suite, corpus: Sequence[str] | Mapping[str, Threshold]) -
     return suite.model_copy(update={"scoring": scoring})
 
 
-def with_run_base_url(suite: Suite, base_url: str | None) -> Suite:
+def with_run_base_url(suite: Suite, base_url: str | None, max_reply_bytes: int) -> Suite:
     """The suite with the run's base URL (`--base-url`, else its [run] base_url) as its
     [run] base_url, which its judges inherit when [judge] names none (`judge_options`): what
-    the judges' key check reads is what they are built with."""
-    if base_url == suite.run.base_url:
+    the judges' key check reads is what they are built with. The run's cap on replies
+    (`--max-reply-bytes`) is its judges' too."""
+    update = {"base_url": base_url, "max_reply_bytes": max_reply_bytes}
+    if all(getattr(suite.run, key) == value for key, value in update.items()):
         return suite
-    return suite.model_copy(update={"run": suite.run.model_copy(update={"base_url": base_url})})
+    return suite.model_copy(update={"run": suite.run.model_copy(update=update)})
 
 
 def check_run_outputs(

@@ -197,6 +197,7 @@ def run_request(
     ray_address: str | None = None,
     batch: bool | None = None,
     batch_poll_s: float | None = None,
+    max_reply_bytes: int | None = None,
 ) -> RunRequest:
     """Everything a run needs, from a suite (or none) and the given overrides."""
     skill, folder = _path(condition_skill), _path(workdir)
@@ -237,6 +238,7 @@ def run_request(
         options=ModelOptions(
             base_url=base_url or section.base_url,
             price=parse_price(price_text) if price_text else None,
+            max_reply_bytes=max_reply_bytes or section.max_reply_bytes,
             extra={"root": suite.root} if suite is not None else {},
         ),
         allow_unmetered=allow_unmetered,
@@ -297,7 +299,8 @@ def execute_run(
     check_keys(request.conditions, request.options)
     judge = None
     if suite is not None:
-        suite = with_run_base_url(suite, request.options.base_url)
+        options = request.options
+        suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve

@@ -160,6 +160,15 @@ def run(
         str | None, typer.Option(help="IN,OUT: USD per million input/output tokens.")
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    max_reply_bytes: Annotated[
+        int | None,
+        typer.Option(
+            min=1024,
+            help="Cap on one reply (an HTTP body or a CLI's output); a longer one is an"
+            f" errored call (default {RUN.max_reply_bytes}, 8 MiB, or the suite's [run]"
+            " max_reply_bytes).",
+        ),
+    ] = None,
     retries: Annotated[
         int | None,
         typer.Option(min=0, help=f"Retries per call ({run_default('retries')})."),
@@ -266,6 +275,7 @@ def run(
         ray_address=ray_address,
         batch=batch,
         batch_poll_s=batch_poll_s,
+        max_reply_bytes=max_reply_bytes,
     )
     total = len(request.cases) * len(request.conditions) * request.trials
     with progress(total, "trials") as tick:

@@ -7,9 +7,21 @@ Schema and any stage can be re-run from stored outputs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+from assay.core.errors import InputError
+from assay.core.jsonl import describe_validation_error
+from assay.core.trajectory import Step, ToolsExpect
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Risk = Literal["low", "medium", "high"]
@@ -63,6 +75,8 @@ class Expect(Record):
     not_contains: list[str] | None = None
     regex: str | None = None
     json_schema: dict[str, Any] | None = None
+    tools: ToolsExpect | None = None
+    """What the trial's tool calls must do (core/trajectory.py; the `tools` scorer)."""
 
 
 class Case(Record):
@@ -131,6 +145,29 @@ class Trial(Record):
     skill_sha256: str | None = None
     run_id: str | None = None
     created_at: str | None = None
+    trajectory: list[Step] | None = None
+    """The agent's steps, model turns and tool calls in order (core/trajectory.py), when
+    its runner reports them: the claude and codex CLIs, a python: agent."""
+
+
+def stored_trials(records: Iterable[dict[str, Any]], run_id: str) -> list[Trial]:
+    """A run's trial records from the store, validated. A record that is not a Trial (one
+    an older assay stored, or a damaged store) is an InputError naming the run, the trial
+    and the field, never a traceback."""
+    trials = []
+    for number, record in enumerate(records, start=1):
+        try:
+            trials.append(Trial.model_validate(record))
+        except ValidationError as exc:
+            details = "; ".join(describe_validation_error(exc))
+            which = ", ".join(
+                f"{key} {record.get(key)!r}" for key in ("case_id", "trial", "condition")
+            )
+            raise InputError(
+                f"ERROR: run {run_id}: trial {number} ({which}): {details} (stored by"
+                " an older assay, or the store is damaged): run it again with a fresh store"
+            ) from None
+    return trials
 
 
 class ScoreRow(Record):

@@ -23,6 +23,7 @@ from pydantic import (
 from assay.core.cases import check_pinned, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.limits import MAX_REPLY_BYTES
 from assay.core.money import price_values
 from assay.core.records import Case
 
@@ -66,6 +67,7 @@ class RunSection(SuiteModel):
     ray_address: str | None = None
     batch: bool = False
     batch_poll_s: float = Field(default=30.0, gt=0)
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1024)
 
 
 class ConditionSection(SuiteModel):

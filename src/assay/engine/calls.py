@@ -455,4 +455,8 @@ class Caller:
         finally:
             limiter.release()
         limiter.on_success()
+        if not isinstance(response.text, str):  # a provider's bug: never recorded as an answer
+            tally.charge(response.cost_usd, billed=True)  # it answered, so it may be billed
+            what = type(response.text).__name__
+            raise ModelError(f"{model.spec} answered with a {what} where text was expected")
         return response

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import json
 import sqlite3
 import weakref
 from typing import Any
@@ -47,9 +46,9 @@ class Claims:
         self._released: dict[str, Reply] = {}
         self._since = store.commits
         # Keys to claim at the next batch, and keys another process holds; each future is
-        # settled with the cached reply's JSON text, or None once this process holds the key.
-        self._asked: dict[str, asyncio.Future[str | None]] = {}
-        self._waiting: dict[str, asyncio.Future[str | None]] = {}
+        # settled with the cached reply, or None once this process holds the key.
+        self._asked: dict[str, asyncio.Future[Reply | None]] = {}
+        self._waiting: dict[str, asyncio.Future[Reply | None]] = {}
         self._batch: asyncio.Handle | None = None
         self._poller: asyncio.Task[None] | None = None
         self._beat: asyncio.Task[None] | None = None
@@ -70,17 +69,15 @@ class Claims:
         self._local[key] = None
         asked = self._ask(key)
         try:
-            text = await asked
+            reply = await asked
         except BaseException:
             if _claimed(asked):  # claimed just as this task was cancelled
                 self.release(key, None)
             else:
                 self._settle(key, None)
             raise
-        if text is None:
-            return None
-        reply: Reply = json.loads(text)
-        self._settle(key, reply)
+        if reply is not None:
+            self._settle(key, reply)
         return reply
 
     def release(self, key: str, reply: Reply | None) -> None:
@@ -110,7 +107,7 @@ class Claims:
         if local is not None and not local.done():
             local.set_result(reply)
 
-    def _ask(self, key: str) -> asyncio.Future[str | None]:
+    def _ask(self, key: str) -> asyncio.Future[Reply | None]:
         asked = self._asked[key] = self.loop.create_future()
         if self._batch is None:
             self._batch = self.loop.call_soon(self._claim_asked)
@@ -121,7 +118,7 @@ class Claims:
         asked, self._asked = self._asked, {}
         self._claim(asked)
 
-    def _claim(self, futures: dict[str, asyncio.Future[str | None]]) -> None:
+    def _claim(self, futures: dict[str, asyncio.Future[Reply | None]]) -> None:
         """Claim the keys whose callers still wait, in one transaction; settle each future."""
         live = {key: f for key, f in futures.items() if not f.done()}
         if not live:
@@ -132,8 +129,8 @@ class Claims:
             for future in live.values():
                 future.set_exception(exc)
             return
-        for key, text in found.cached.items():
-            live[key].set_result(text)
+        for key, cached in found.cached.items():
+            live[key].set_result(cached)
         for key in found.mine:
             self.held += 1
             live[key].set_result(None)
@@ -170,7 +167,7 @@ class Claims:
             self.store.flush()
 
 
-def _claimed(asked: asyncio.Future[str | None]) -> bool:
+def _claimed(asked: asyncio.Future[Reply | None]) -> bool:
     """Whether a claim's future says this process now holds the key."""
     return (
         asked.done() and not asked.cancelled() and asked.exception() is None

@@ -285,6 +285,7 @@ class Engine:
         cost: float | None = 0.0
         text = ""
         state: dict[str, Any] | None = None
+        trajectory: list[dict[str, Any]] | None = None
         model_name: str | None = None
         error: str | None = None
         detail: str | None = None
@@ -330,6 +331,8 @@ class Engine:
             output_tokens += response.output_tokens
             cost = None if cost is None or response.cost_usd is None else cost + response.cost_usd
             state = _state(response)
+            if response.trajectory is not None:  # a multi-turn trial's steps, turn after turn
+                trajectory = [*(trajectory or []), *response.trajectory]
             model_name = response.model
         usage: dict[str, int] | None = None
         if 0 <= input_tokens <= MAX_INT and 0 <= output_tokens <= MAX_INT:
@@ -355,6 +358,7 @@ class Engine:
             "skill_sha256": condition.skill_sha256,
             "run_id": run_id,
             "created_at": now_iso(),
+            "trajectory": None if error else trajectory,  # None: the runner reports no steps
         }
         # The one place a trial's recorded strings are scrubbed (its error and the reply's
         # model, usage and state): what is queued here is what the store and --output hold.

@@ -16,8 +16,9 @@ from typing import Any
 import anthropic
 
 from assay.core.errors import InputError
-from assay.core.redact import scrub
+from assay.core.redact import scrub, scrub_cut
 from assay.models.anthropic_batch import AnthropicBatches
+from assay.models.anthropic_http import CappedHttpClient
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.http import DETAIL_LIMIT, OVERLOAD_STATUSES, is_retryable, parse_retry_after
 from assay.models.pricing import Price, lookup_price
@@ -70,12 +71,15 @@ def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelEr
         return ModelError(f"timeout after {timeout_s}s", retryable=True, billed=True)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
+        if isinstance(cause, ModelError):  # what the capped client refused (anthropic_http.py)
+            return cause
         return ModelError(
             scrub(f"connection error: {type(cause).__name__}: {cause}"), retryable=True
         )
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
-        detail = scrub(exc.response.text[:DETAIL_LIMIT]) if exc.response is not None else None
+        response = exc.response
+        detail = scrub_cut(response.text, DETAIL_LIMIT) if response is not None else None
         message = f"HTTP {status}"
         body = exc.body if isinstance(exc.body, dict) else {}
         error = body.get("error") if isinstance(body.get("error"), dict) else None
@@ -155,7 +159,10 @@ class AnthropicModel:
             output_tokens = int(usage.output_tokens or 0)
         except (AttributeError, TypeError, ValueError):
             raise ModelError("malformed response body", retryable=True, billed=True) from None
-        text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
+        texts = [b.text for b in blocks if getattr(b, "type", None) == "text"]
+        if not all(isinstance(t, str) for t in texts):
+            raise ModelError("the reply has a text block whose text is not a string", billed=True)
+        text = "".join(texts)
         for block in blocks:
             if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME:
                 value = block.input
@@ -210,5 +217,6 @@ def create(rest: str, options: ModelOptions) -> AnthropicModel:
         base_url=base_url,
         max_retries=0,
         open_telemetry=False,
+        http_client=CappedHttpClient(options.max_reply_bytes),
     )
     return AnthropicModel(rest, base_url, client, options.price or lookup_price(rest))

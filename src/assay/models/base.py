@@ -42,6 +42,8 @@ class Response:
     cost_usd: float | None = None
     model: str | None = None
     state: dict[str, Any] | None = None
+    trajectory: list[dict[str, Any]] | None = None
+    """The agent's steps (core/trajectory.py), when the runner reports them."""
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (what the call cache stores)."""
@@ -52,6 +54,7 @@ class Response:
             "cost_usd": self.cost_usd,
             "model": self.model,
             "state": self.state,
+            "trajectory": self.trajectory,
         }
 
 
@@ -83,6 +86,18 @@ class ModelError(Exception):
         # What the Caller counted for the failed call, its attempts together (engine/calls.py):
         # the trial records it as its cost.
         self.counted_usd = 0.0
+
+
+def reply_too_large(cap: int, what: str = "reply") -> ModelError:
+    """The error of a reply (an HTTP body, a CLI's stdout) longer than the cap
+    (`core/limits.py`): not retried, since the same request would bring the same flood, and
+    nothing of the reply is kept. It may have been billed (a provider's answer, an agent's
+    turns), so the budget counts it at its reservation."""
+    return ModelError(
+        f"the {what} is larger than the {cap:,}-byte cap on replies"
+        " ([run] max_reply_bytes, --max-reply-bytes); nothing of it was kept",
+        billed=True,
+    )
 
 
 class ServerMismatch(InputError):

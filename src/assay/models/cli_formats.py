@@ -1,7 +1,11 @@
 """Parsers for what agent CLIs print: `text`, `claude-json` and `codex-jsonl`.
 
 Each parser takes the process's stdout and returns a Response or raises ModelError;
-lines that are not part of the format (warnings, progress notes) are tolerated.
+lines that are not part of the format (warnings, progress notes) are tolerated. The agent
+formats also read the agent's steps into the Response's trajectory (core/trajectory.py):
+claude's `assistant` and `user` events (`--output-format stream-json --verbose`, or the
+list `json --verbose` prints) and codex's completed items (commands, MCP tool calls, web
+searches, file changes, messages).
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from assay.core.redact import scrub
+from assay.core.redact import scrub_cut
+from assay.core.trajectory import model_step, tool_step
 from assay.models.base import ModelError, Response
+from assay.models.trajectories import steps_from_messages
 
 FORMATS = ("text", "claude-json", "codex-jsonl")
 MESSAGE_LIMIT = 300
@@ -20,8 +26,8 @@ OVERLOAD_HINTS = ("overloaded", "rate limit", "rate_limit", "429", "529", "503")
 
 
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return scrub(text[:MESSAGE_LIMIT] + ("…" if len(text) > MESSAGE_LIMIT else ""))
+    text = scrub_cut(" ".join(str(text).split()), MESSAGE_LIMIT + 1)
+    return text[:MESSAGE_LIMIT] + ("…" if len(text) > MESSAGE_LIMIT else "")
 
 
 def _failure(prefix: str, text: str) -> ModelError:
@@ -64,20 +70,58 @@ def _json_values(stdout: str) -> Iterator[Any]:
         offset = end + 1
 
 
+def _claude_events(stdout: str) -> Iterator[dict[str, Any]]:
+    for value in _json_values(stdout):
+        items = value if isinstance(value, list) else [value]  # `json --verbose` prints a list
+        yield from (item for item in items if isinstance(item, dict))
+
+
 def _claude_result(stdout: str) -> dict[str, Any] | None:
     found: dict[str, Any] | None = None
-    for value in _json_values(stdout):
-        items = value if isinstance(value, list) else [value]  # `--verbose` prints a list
-        for item in items:
-            if isinstance(item, dict) and item.get("type") == "result":
-                found = item
+    for item in _claude_events(stdout):
+        if item.get("type") == "result":
+            found = item
     return found
 
 
+def claude_trajectory(stdout: str) -> list[dict[str, Any]] | None:
+    """The steps of claude's `assistant` and `user` events (Anthropic messages: tool_use and
+    tool_result blocks); the events of one API message (claude prints each content block
+    as an event of its own, with the message's id) make one model turn. None when the output
+    has no such events (`--output-format json` without `--verbose`)."""
+    messages: list[dict[str, Any]] = []
+    for event in _claude_events(stdout):
+        message = event.get("message")
+        if event.get("type") not in ("assistant", "user") or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        last = messages[-1] if messages else None
+        if (
+            event["type"] == "assistant"
+            and last is not None
+            and last["role"] == "assistant"
+            and message.get("id") is not None
+            and last.get("id") == message.get("id")
+        ):
+            last["content"] = [*last["content"], *blocks]
+            last["usage"] = message.get("usage", last.get("usage"))
+            continue
+        messages.append(
+            {
+                "role": event["type"],
+                "id": message.get("id"),
+                "content": list(blocks),
+                "usage": message.get("usage"),
+            }
+        )
+    return steps_from_messages(messages) if messages else None
+
+
 def parse_claude_json(stdout: str) -> Response:
-    """`claude --output-format json`: `result` is the answer; `is_error` or a non-success
-    subtype is an error (carrying its `total_cost_usd`); usage (cache tokens counted as input)
-    and `total_cost_usd` kept."""
+    """`claude --output-format stream-json --verbose` (or `json`): `result` is the answer;
+    `is_error` or a non-success subtype is an error (carrying its `total_cost_usd`); usage
+    (cache tokens counted as input), `total_cost_usd` and the trajectory of its events kept."""
     result = _claude_result(stdout)
     if result is None:
         raise ModelError(
@@ -110,16 +154,60 @@ def parse_claude_json(stdout: str) -> Response:
         output_tokens=_int(usage.get("output_tokens")),
         cost_usd=cost_usd,
         model=model,
+        trajectory=claude_trajectory(stdout),
     )
 
 
 AGENT_MESSAGE_TYPES = ("agent_message", "assistant_message")
 
 
+def _codex_step(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A completed codex item as a step: a message is a model turn; a command (`shell`), an
+    MCP tool call (its tool's name), a web search (`web_search`) or a file change
+    (`apply_patch`) a tool call; reasoning and to-do lists are no step."""
+    kind = item.get("type", item.get("item_type"))
+    failed = item.get("status") == "failed"
+    if kind in AGENT_MESSAGE_TYPES and isinstance(item.get("text"), str):
+        return model_step(item["text"])
+    if kind == "command_execution":
+        code = item.get("exit_code")
+        error = f"exit code {code}" if isinstance(code, int) and code != 0 else None
+        return tool_step(
+            "shell",
+            {"command": item.get("command")},
+            id=item.get("id"),
+            result=str(item.get("aggregated_output") or ""),
+            error=error or ("failed" if failed else None),
+        )
+    if kind == "mcp_tool_call":
+        arguments = item.get("arguments")
+        error = item.get("error")
+        return tool_step(
+            str(item.get("tool") or "mcp"),
+            arguments if isinstance(arguments, dict) else {},
+            id=item.get("id"),
+            result=None if item.get("result") is None else json.dumps(item["result"]),
+            error=str(error.get("message") if isinstance(error, dict) else error)
+            if error is not None
+            else ("failed" if failed else None),
+        )
+    if kind == "web_search":
+        return tool_step("web_search", {"query": item.get("query")}, id=item.get("id"))
+    if kind == "file_change":
+        return tool_step(
+            "apply_patch",
+            {"changes": item.get("changes")},
+            id=item.get("id"),
+            error="failed" if failed else None,
+        )
+    return None
+
+
 def parse_codex_jsonl(stdout: str) -> Response:
     """`codex exec --json`: the last completed agent_message is the answer (all are kept in
     `state.agent_messages`); usage from the last turn.completed; a failed turn is an error."""
     messages: list[str] = []
+    steps: list[dict[str, Any]] = []
     usage: dict[str, Any] | None = None
     failure: str | None = None
     for line in stdout.splitlines():
@@ -135,6 +223,9 @@ def parse_codex_jsonl(stdout: str) -> Response:
             item_type = item.get("type", item.get("item_type"))
             if item_type in AGENT_MESSAGE_TYPES and isinstance(item.get("text"), str):
                 messages.append(item["text"])
+            step = _codex_step(item)
+            if step is not None:
+                steps.append(step)
         elif kind == "turn.completed":
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             failure = None
@@ -157,6 +248,7 @@ def parse_codex_jsonl(stdout: str) -> Response:
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
         state={"agent_messages": messages, "usage": usage},
+        trajectory=steps,
     )
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.redact import scrub
+from assay.core.limits import MAX_REPLY_BYTES
+from assay.core.redact import scrub_cut
 from assay.models.base import Message, ModelError, Request, Response
 from assay.models.cli_formats import FORMATS, PARSERS
 from assay.models.pricing import Price, claude_price
@@ -35,7 +36,6 @@ PLACEHOLDER = "{prompt}"
 # The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its
 # NUL): a longer prompt goes on stdin (claude, codex) or is refused before the run.
 MAX_ARG_BYTES = 128 * 1024 - 1
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # stdout beyond this is an error, not an answer
 DETAIL_LIMIT = 4000
 
 CLAUDE_ARGV = [
@@ -43,7 +43,8 @@ CLAUDE_ARGV = [
     "--disable-slash-commands",
     "--print",
     "--output-format",
-    "json",
+    "stream-json",
+    "--verbose",  # stream-json needs it: every event, one a line (the trial's trajectory)
     "--no-session-persistence",
     "--setting-sources",
     "",
@@ -82,12 +83,16 @@ def working_directory(configured: Path | None) -> Iterator[Path]:
 
 
 def _detail(finished: Finished) -> str:
+    """The error detail: stderr's end and stdout's start, each scrubbed before it is cut
+    (stderr is already the tail of what the process wrote: models/process.py)."""
     parts = []
     if finished.stderr.strip():
-        parts.append("stderr:\n" + finished.stderr[-DETAIL_LIMIT:])
+        parts.append(
+            "stderr:\n" + scrub_cut(finished.stderr, DETAIL_LIMIT, tail=True, cut_before=True)
+        )
     if finished.stdout.strip():
-        parts.append("stdout:\n" + finished.stdout[:DETAIL_LIMIT])
-    return scrub("\n".join(parts))
+        parts.append("stdout:\n" + scrub_cut(finished.stdout, DETAIL_LIMIT))
+    return "\n".join(parts)
 
 
 class CommandModel:
@@ -112,6 +117,7 @@ class CommandModel:
         metered: bool = True,
         prompt_after_dashes: bool = False,
         stdin_args: list[str] | None = None,
+        max_output: int = MAX_REPLY_BYTES,
     ) -> None:
         self.spec = spec
         self.argv = argv
@@ -128,6 +134,7 @@ class CommandModel:
         self.model = model
         self.budget_flag = budget_flag
         self.metered = metered
+        self.max_output = max_output  # stdout beyond this is an error, not an answer
         # the text format reports no usage: a price has nothing to meter (models/registry.py)
         self.unpriceable = (
             f"its --format {response_format} reports no token usage or cost, so no price can"
@@ -180,7 +187,7 @@ class CommandModel:
     async def generate(self, request: Request) -> Response:
         argv, stdin = self.command_line(request)
         with working_directory(self.workdir) as cwd:
-            finished = await run_process(argv, stdin, cwd, request.timeout_s, MAX_OUTPUT_BYTES)
+            finished = await run_process(argv, stdin, cwd, request.timeout_s, self.max_output)
         if finished.returncode != 0:
             raise self._exit_error(finished)
         try:
@@ -206,7 +213,9 @@ class CommandModel:
                 exc.cost_usd = exc.cost_usd if self.metered else None
                 return exc
         last = finished.stderr.strip().splitlines()[-1:] or [""]
-        message = f"{name} {how}" + (f": {scrub(last[0][:300])}" if last[0] else "")
+        message = f"{name} {how}" + (
+            f": {scrub_cut(last[0], 300, cut_before=True)}" if last[0] else ""
+        )
         return ModelError(message, detail=_detail(finished))
 
     def _response(self, parsed: Response) -> Response:
@@ -228,7 +237,8 @@ def _require_program(spec: str, program: str) -> None:
 
 
 def create_claude(rest: str, options: ModelOptions) -> CommandModel:
-    """`claude[:MODEL]`: Claude Code in print mode, JSON output, no tools, no settings.
+    """`claude[:MODEL]`: Claude Code in print mode, stream-json events (its trajectory), no tools,
+    no settings.
 
     Metered by `--price`, else by the model's price (aliases such as `sonnet` included; bare
     `claude` at the most expensive Claude price, see pricing.claude_price)."""
@@ -249,6 +259,7 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
         budget_flag=True,
         prompt_after_dashes=True,
         stdin_args=[],  # `claude --print` without a prompt argument reads it from stdin
+        max_output=options.max_reply_bytes,
     )
 
 
@@ -268,6 +279,7 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         metered=options.price is not None,
         prompt_after_dashes=True,
         stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
+        max_output=options.max_reply_bytes,
     )
 
 
@@ -296,4 +308,5 @@ def create_command(rest: str, options: ModelOptions) -> CommandModel:
         # a price meters the usage a format reports; `text` reports none (`unpriceable`)
         price=options.price if options.response_format != "text" else None,
         workdir=options.workdir,
+        max_output=options.max_reply_bytes,
     )

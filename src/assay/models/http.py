@@ -13,9 +13,13 @@ import json
 import re
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.core.redact import scrub
+from assay.core.redact import scrub, scrub_cut
+from assay.models.base import reply_too_large
+
+if TYPE_CHECKING:
+    from aiohttp import ClientResponse
 
 OVERLOAD_STATUSES = {429, 503, 529}
 DETAIL_LIMIT = 4000
@@ -59,9 +63,31 @@ def is_retryable(status: int, text: str) -> bool:
     return status >= 500 and not says_invalid_request(text)
 
 
+async def read_capped(reply: ClientResponse, cap: int) -> bytes:
+    """An aiohttp reply's body, or `reply_too_large` once it passes `cap` bytes (decoded).
+
+    A plain body of a declared length is checked before it is read, then read whole (the
+    common reply: nothing more per call than `reply.read()`); one without a length (chunked,
+    perhaps without end) or compressed (a small body may inflate to gigabytes) is read piece
+    by piece and dropped as soon as it passes the cap."""
+    size = reply.content_length
+    if size is not None and "Content-Encoding" not in reply.headers:
+        if size > cap:
+            raise reply_too_large(cap)
+        return await reply.read()
+    body = bytearray()
+    async for piece in reply.content.iter_any():
+        body += piece
+        if len(body) > cap:
+            raise reply_too_large(cap)
+    return bytes(body)
+
+
 def body_text(raw: bytes) -> str:
-    """An error body as text, secrets scrubbed, cut to DETAIL_LIMIT (what `detail` keeps)."""
-    return scrub(raw[: 2 * DETAIL_LIMIT].decode("utf-8", "replace"))[:DETAIL_LIMIT]
+    """An error body as text, secrets scrubbed, cut to DETAIL_LIMIT (what `detail` keeps).
+
+    Scrubbed whole, then cut: a body cut first may end inside a key, which no rule knows."""
+    return scrub_cut(raw.decode("utf-8", "replace"), DETAIL_LIMIT)
 
 
 def _message_of(data: Any) -> str | None:

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.core.limits import MAX_REPLY_BYTES
 from assay.core.memo import ByObject
 from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response, ServerMismatch
@@ -23,6 +24,7 @@ from assay.models.http import (
     error_message,
     is_retryable,
     parse_retry_after,
+    read_capped,
 )
 from assay.models.openai_batch import OpenAIBatches
 from assay.models.pricing import Price, lookup_price
@@ -46,8 +48,16 @@ class OpenAIModel:
     one `/models` check the Caller makes before the first call (models/servers.py).
     """
 
-    def __init__(self, model: str, base_url: str, api_key: str | None, price: Price | None):
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        price: Price | None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+    ):
         self.spec = f"openai:{model}"
+        self.max_reply_bytes = max_reply_bytes
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.price = price
@@ -162,7 +172,7 @@ class OpenAIModel:
             async with self._client().post(
                 self._url, data=self._body(request, form), timeout=timeout
             ) as reply:
-                raw = await reply.read()
+                raw = await read_capped(reply, self.max_reply_bytes)
                 status = reply.status
                 if status >= 400:
                     retry_after = parse_retry_after(reply.headers.get("Retry-After"))
@@ -203,6 +213,8 @@ class OpenAIModel:
             data = json.loads(raw)
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
+            if not isinstance(text, str):
+                text = content_text(text)
             usage = data.get("usage") or {}
             input_tokens = int(usage.get("prompt_tokens") or 0)
             output_tokens = int(usage.get("completion_tokens") or 0)
@@ -223,6 +235,35 @@ class OpenAIModel:
         if self._session is not None:
             await self._session.close()
             await asyncio.sleep(0)
+
+
+TEXT_PARTS = ("text", "output_text")  # the content-part types whose `text` is the answer
+
+
+def content_text(content: Any) -> str:
+    """A reply's content that is not a string: the OpenAI content-parts form (a list of
+    `{"type": "text", "text": ...}`, a refusal part's `refusal`) as its texts joined; any
+    other form is a ModelError (an errored trial, never stored as the answer)."""
+    if not isinstance(content, list):
+        raise ModelError(
+            f"the reply's content is a JSON {_json_type(content)}, not text", billed=True
+        )
+    texts = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        value = part.get("refusal" if kind == "refusal" else "text") if kind else None
+        if kind not in (*TEXT_PARTS, "refusal") or not isinstance(value, str):
+            shown = repr(kind) if isinstance(kind, str) else f"a JSON {_json_type(part)}"
+            raise ModelError(
+                f"the reply's content has a part of type {shown[:60]}, not text", billed=True
+            )
+        texts.append(value)
+    return "".join(texts)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
 
 
 # The `response_format` JSON text of each (schema object, form) sent (None: the form has none).
@@ -252,4 +293,5 @@ def create(rest: str, options: ModelOptions) -> OpenAIModel:
     if unset(required_env(rest, options)):
         raise InputError("ERROR: openai: set OPENAI_API_KEY (or --base-url for a local server)")
     price = options.price or lookup_price(rest)
-    return OpenAIModel(rest, base_url_of(options), os.environ.get("OPENAI_API_KEY"), price)
+    key = os.environ.get("OPENAI_API_KEY")
+    return OpenAIModel(rest, base_url_of(options), key, price, options.max_reply_bytes)

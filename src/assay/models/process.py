@@ -1,9 +1,12 @@
 """Running one CLI call as a process: no shell, its own session, pipes assay owns.
 
-A timeout, cancellation or oversized output kills the child's process group and every
-descendant (also one that left the group with `setsid`), and the call never waits on pipes
-a detached grandchild holds: it ends at the child's exit (plus a short drain) or at the
-timeout. Used by the CLI runners (models/command.py).
+On Linux the program runs under the reaper (models/reaper.py), a child subreaper that kills
+and reaps whatever the program leaves running when it exits (a daemon it started with
+`setsid`, or double-forked), so a call that ends leaves no process of it behind. A timeout,
+cancellation or oversized output kills the call's process group and every descendant (also
+one that left the group with `setsid`), and the call never waits on pipes a detached
+grandchild holds: it ends at the child's exit (plus a short drain) or at the timeout. Used by
+the CLI runners (models/command.py).
 """
 
 from __future__ import annotations
@@ -12,15 +15,27 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.core.environ import user_env
-from assay.models.base import ModelError
+from assay.models.base import ModelError, reply_too_large
+from assay.models.reaper import CANNOT_START, CANNOT_START_PREFIX
 
 STDERR_KEEP_BYTES = 64 * 1024  # the tail of stderr kept for error details
 DRAIN_S = 1.0  # how long to read pipes still held open by a grandchild after the exit
 DRAIN_QUIET_S = 0.1  # ... and no longer once they are silent this long
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def reaped(argv: list[str]) -> list[str]:
+    """`argv` run under the reaper (models/reaper.py): on Linux, by this interpreter, isolated
+    (`-I`: no PYTHON* variables, user site or current folder) and without `site` (`-S`),
+    so it starts in milliseconds; elsewhere `argv` itself."""
+    if sys.platform != "linux" or not sys.executable:
+        return argv
+    return [sys.executable, "-I", "-S", str(REAPER), *argv]
 
 
 @dataclass(slots=True)
@@ -178,7 +193,7 @@ async def run_process(
     try:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv,
+                *reaped(argv),
                 stdin=pipes.child_stdin(),
                 stdout=pipes.child[0],
                 stderr=pipes.child[1],
@@ -190,9 +205,12 @@ async def run_process(
             raise ModelError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         finally:
             pipes.started()
-        return await _collect(proc, pipes, timeout_s, max_output)
+        finished = await _collect(proc, pipes, timeout_s, max_output)
     finally:
         pipes.close()
+    if finished.returncode == CANNOT_START and finished.stderr.startswith(CANNOT_START_PREFIX):
+        raise ModelError(finished.stderr.strip().removeprefix("assay: "))
+    return finished
 
 
 async def _drain(tasks: list[asyncio.Task[None]], readers: list[_Reader]) -> None:
@@ -235,5 +253,5 @@ async def _collect(
                 proc.kill()
             await asyncio.shield(proc.wait())
     if out.overflow:
-        raise ModelError(f"the command printed more than {max_output} bytes")
+        raise reply_too_large(max_output, "output")
     return Finished(returncode, out.text(), err.text())

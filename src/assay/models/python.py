@@ -5,7 +5,9 @@ Case record (a pydantic model: `case.prompt`, not `case["prompt"]`; an error tha
 mix-up says so) and `settings` the condition's dict `{condition, skill, model, **params}`. It returns
 the response text, or a dict: `response` plus any of `kind` (answer|refusal|escalation),
 `citations`, `retrieved` (kept as the trial's `state`, with any other keys), `usage`
-(`{input_tokens, output_tokens}`) and `cost_usd`.
+(`{input_tokens, output_tokens}`), `cost_usd`, and `trajectory` (its steps) or `messages`
+(a LangGraph final state's messages, or an OpenAI/Anthropic tool loop's), kept as the
+trial's trajectory (models/trajectories.py).
 
 Metering: an agent reports what it spent as `cost_usd`. Its worst case cannot be known in
 advance, so it is unmetered (needs `--allow-unmetered`) unless `--price IN,OUT` is given or
@@ -44,6 +46,7 @@ from assay.core.redact import scrub
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import Price
 from assay.models.registry import ModelOptions
+from assay.models.trajectories import agent_trajectory
 
 STATE_KEYS = ("kind", "citations", "retrieved")
 KINDS = ("answer", "refusal", "escalation")
@@ -154,7 +157,9 @@ def to_response(result: Any, price: Price | None) -> Response:
     text = result.get("response")
     if not isinstance(text, str):
         raise ModelError("the agent's dict has no 'response' string")
-    state = {k: v for k, v in result.items() if k not in ("response", "usage", "cost_usd")}
+    trajectory = agent_trajectory(result)
+    kept = ("response", "usage", "cost_usd", "trajectory", "messages")
+    state = {k: v for k, v in result.items() if k not in kept}
     kind = state.get("kind", "answer")
     if kind not in KINDS:
         raise ModelError(f"the agent's kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -176,6 +181,7 @@ def to_response(result: Any, price: Price | None) -> Response:
         cost_usd=None if cost is None else float(cost),
         model=str(result.get("model")) if result.get("model") else None,
         state=state,
+        trajectory=trajectory,
     )
 
 

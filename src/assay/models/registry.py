@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.core.limits import MAX_REPLY_BYTES
 from assay.models.base import Model
 from assay.models.pricing import Price
 
@@ -41,6 +42,7 @@ class ModelOptions:
     price: Price | None = None
     response_format: str = "text"
     workdir: Path | None = None
+    max_reply_bytes: int = MAX_REPLY_BYTES  # a longer reply body or CLI stdout is an error
     extra: dict[str, Any] = field(default_factory=dict)
 
 

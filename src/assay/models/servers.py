@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import PurePosixPath
 
+from assay.core.limits import MAX_REPLY_BYTES
 from assay.core.redact import scrub
-from assay.models.base import ServerMismatch
-from assay.models.http import error_message
+from assay.models.base import ModelError, ServerMismatch
+from assay.models.http import error_message, read_capped
 from assay.models.transport import aiohttp  # without its import-time CA loading
 
 CHECK_TIMEOUT_S = 30.0
@@ -48,11 +49,12 @@ def served_ids(raw: bytes) -> list[str] | None:
 async def _get(
     session: aiohttp.ClientSession, url: str, timeout_s: float
 ) -> tuple[int, bytes] | None:
-    """Status and body of a GET; None when there is no reply in time (cannot tell)."""
+    """Status and body of a GET; None when there is no reply in time, or one over the cap on
+    replies (cannot tell)."""
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as reply:
-            return reply.status, await reply.read()
-    except TimeoutError:
+            return reply.status, await read_capped(reply, MAX_REPLY_BYTES)
+    except (TimeoutError, ModelError):
         return None
     except aiohttp.ClientConnectorError:
         raise

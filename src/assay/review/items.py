@@ -6,12 +6,11 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.jsonl import describe_validation_error, load_records, read_text
-from assay.core.records import Case, Trial
+from assay.core.jsonl import load_records, read_text
+from assay.core.records import Case, Trial, stored_trials
 from assay.store import Store
 from assay.store.review import MODES, ItemKey, Mode
 
@@ -123,15 +122,9 @@ def file_dataset(path: Path, trials: list[Trial]) -> str:
     return f"file:{digest}"
 
 
-def load_run_trials(records: Iterable[dict[str, object]], run_id: str) -> list[Trial]:
-    """Validate the store's trial records of a run."""
-    trials = []
-    for number, record in enumerate(records, start=1):
-        try:
-            trials.append(Trial.model_validate(record))
-        except ValidationError as exc:
-            details = "; ".join(describe_validation_error(exc))
-            raise InputError(f"ERROR: run {run_id}: trial {number}: {details}") from None
+def load_run_trials(records: Iterable[dict[str, Any]], run_id: str) -> list[Trial]:
+    """Validate the store's trial records of a run (`stored_trials`); none is an error."""
+    trials = stored_trials(records, run_id)
     if not trials:
         raise InputError(f"ERROR: --run: run {run_id!r} has no trials in the store")
     return trials

@@ -1,8 +1,8 @@
 """Scorers behind one async protocol, registered by name.
 
 Importing this package registers the built-in deterministic scorers: citation_coverage,
-citation_correctness, refusal, escalation, retrieval, exact, contains, regex, json_schema
-and budget, and the grounding scorers groundedness, faithfulness and hallucination. A
+citation_correctness, refusal, escalation, retrieval, exact, contains, regex, json_schema,
+budget and tools (an agent's tool calls, scorers/tools.py), and the grounding scorers groundedness, faithfulness and hallucination. A
 scorer returns None for a case it has nothing to check (never 1.0); a metric named
 `blocker` above 0 is a blocking finding; `primary` names the metrics that feed the release
 gate. `assay.scorers.runner` runs scorers over trials; `assay.scorers.judge` holds the LLM
@@ -10,7 +10,15 @@ judges, which are scorers too; `assay.scorers.external` makes DeepEval and RAGAS
 scorers (`deepeval:<Metric>`, `ragas:<metric>`, resolved when a suite names one).
 """
 
-from assay.scorers import behaviour, budget, citations, retrieval, structured, text  # noqa: F401
+from assay.scorers import (  # noqa: F401
+    behaviour,
+    budget,
+    citations,
+    retrieval,
+    structured,
+    text,
+    tools,
+)
 from assay.scorers.base import (
     SCORERS,
     CheckScorer,

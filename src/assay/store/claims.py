@@ -14,6 +14,8 @@ all its claims at once (`renew_claims`).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import socket
 import sqlite3
@@ -30,10 +32,10 @@ from assay.store.transactions import immediate
 
 @dataclass(slots=True)
 class Claimed:
-    """What a batch of claims found: the cached replies (JSON text) by key, the keys this
+    """What a batch of claims found: the cached replies by key, the keys this
     process now holds, and the keys a live other process holds."""
 
-    cached: dict[str, str] = field(default_factory=dict)
+    cached: dict[str, dict[str, Any]] = field(default_factory=dict)
     mine: list[str] = field(default_factory=list)
     theirs: list[str] = field(default_factory=list)
 
@@ -50,13 +52,13 @@ def claim_calls(store: Store, keys: Collection[str]) -> Claimed:
     claimed in one transaction, which reads the cache and the claims for them again (another
     process may have just cached or claimed them)."""
     found = Claimed()
-    _read(store.db, _CACHED, keys, found.cached)
+    _cached(store.db, keys, found.cached)
     missing = [key for key in keys if key not in found.cached]
     if missing:
         free = _sort(store.db, missing, found.theirs)
         if free:
             with immediate(store.db) as db:
-                _read(db, _CACHED, free, found.cached)
+                _cached(db, free, found.cached)
                 free = _sort(db, [key for key in free if key not in found.cached], found.theirs)
                 claim = (this_process(), socket.gethostname(), os.getpid(), time.time())
                 db.executemany(
@@ -76,6 +78,18 @@ def _read(db: sqlite3.Connection, sql: str, keys: Collection[str], into: dict[st
         chunk = ordered[start : start + CHUNK]
         for key, *rest in db.execute(sql.format(",".join("?" * len(chunk))), chunk):
             into[key] = rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def _cached(db: sqlite3.Connection, keys: Collection[str], into: dict[str, Any]) -> None:
+    """The usable cached replies of `keys` into `into`: a recorded response whose text is a
+    string (any other, a provider's bug an older assay kept, is asked again)."""
+    rows: dict[str, str] = {}
+    _read(db, _CACHED, keys, rows)
+    for key, text in rows.items():
+        with contextlib.suppress(ValueError):
+            reply = json.loads(text)
+            if isinstance(reply, dict) and isinstance(reply.get("text"), str):
+                into[key] = reply
 
 
 def _sort(db: sqlite3.Connection, keys: list[str], theirs: list[str]) -> list[str]:

@@ -199,13 +199,14 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
 
 def judge_options(suite: Suite) -> ModelOptions:
     """The model settings of the suite's judges ([judge] base_url and price, else [run]'s
-    base_url)."""
+    base_url; [run]'s cap on replies)."""
     from assay.models.pricing import parse_price
 
     section = suite.judge
     return ModelOptions(
         base_url=section.base_url or suite.run.base_url,
         price=parse_price(section.price) if section.price else None,
+        max_reply_bytes=suite.run.max_reply_bytes,
     )
 
 

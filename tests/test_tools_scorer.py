@@ -1,0 +1,256 @@
+"""The `tools` scorer against hand-computed values, its expectations in the catalogue, and a
+forbidden tool call failing the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.core.cases import load_cases
+from assay.core.errors import InputError
+from assay.core.records import Case, Trial
+from assay.scorers import ScoreContext, create_scorer
+from assay.scorers.tools import json_contains, trajectory_matches
+from conftest import make_case, write_jsonl
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool", "name": name, "arguments": arguments}
+
+
+TURN = {"type": "model", "text": "thinking"}
+
+
+def score(tools: dict[str, Any], steps: list[dict[str, Any]] | None) -> dict[str, float] | None:
+    case = Case.model_validate(make_case("c1", expect={"tools": tools}))
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "base", "runner": "r", "response": "ok",
+         "trajectory": steps}
+    )  # fmt: skip
+    result = asyncio.run(create_scorer("tools").score(ScoreContext.of(case, trial)))
+    return None if result is None else result.metrics
+
+
+def test_precision_recall_f1_by_hand() -> None:
+    # expected {search_kb, escalate}; called {search_kb, lookup_order} (search_kb twice)
+    metrics = score(
+        {"must_call": ["search_kb", "escalate"]},
+        [TURN, call("search_kb"), call("lookup_order"), call("search_kb"), TURN],
+    )
+    assert metrics is not None
+    assert metrics["tool_precision"] == 0.5  # 1 of the 2 tools called was expected
+    assert metrics["tool_recall"] == 0.5  # 1 of the 2 expected tools was called
+    assert metrics["tool_f1"] == 0.5
+    assert metrics["tools_correct"] == 0.0  # escalate was never called
+    assert (metrics["steps"], metrics["tool_calls"], metrics["model_turns"]) == (5.0, 3.0, 2.0)
+    assert "blocker" not in metrics and "trajectory_match" not in metrics
+
+
+def test_nothing_called_has_recall_zero_and_no_precision() -> None:
+    metrics = score({"must_call": ["search_kb"]}, [TURN])
+    assert metrics is not None and metrics["tool_recall"] == 0.0 and metrics["tool_f1"] == 0.0
+    assert "tool_precision" not in metrics
+
+
+@pytest.mark.parametrize(
+    ("called", "reference", "expected"),
+    [
+        # strict: the same calls in the same order
+        (["a", "b"], ["a", "b"], {"strict": 1, "unordered": 1, "subset": 1, "superset": 1}),
+        (["b", "a"], ["a", "b"], {"strict": 0, "unordered": 1, "subset": 1, "superset": 1}),
+        # an extra call: a superset, not a subset
+        (["a", "c", "b"], ["a", "b"], {"strict": 0, "unordered": 0, "subset": 0, "superset": 1}),
+        # a missing call: a subset, not a superset
+        (["a"], ["a", "b"], {"strict": 0, "unordered": 0, "subset": 1, "superset": 0}),
+        # repeats count: calling a twice is not the single a listed
+        (["a", "a"], ["a"], {"strict": 0, "unordered": 0, "subset": 0, "superset": 1}),
+        ([], ["a"], {"strict": 0, "unordered": 0, "subset": 1, "superset": 0}),
+    ],
+)
+def test_trajectory_match_modes(
+    called: list[str], reference: list[str], expected: dict[str, int]
+) -> None:
+    for mode, want in expected.items():
+        assert trajectory_matches(called, reference, mode) is bool(want), mode
+        metrics = score({"order": reference, "match": mode}, [call(n) for n in called])
+        assert metrics is not None and metrics["trajectory_match"] == want, mode
+
+
+def test_subset_order_is_a_limit_not_a_requirement() -> None:
+    metrics = score({"order": ["search_kb", "escalate"], "match": "subset"}, [call("search_kb")])
+    assert metrics is not None and metrics["tools_correct"] == 1.0
+    assert "tool_recall" not in metrics  # nothing is required
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "contained"),
+    [
+        ({"urgency": "high", "note": "x"}, {"urgency": "high"}, True),
+        ({"urgency": "low"}, {"urgency": "high"}, False),
+        ({"a": {"b": 1, "c": 2}}, {"a": {"b": 1}}, True),
+        ({"a": [1, {"b": 2, "c": 3}]}, {"a": [1, {"b": 2}]}, True),
+        ({"a": [1, 2]}, {"a": [1]}, False),  # lists: the same length
+        ({"a": 1}, {"a": True}, False),  # a boolean is never a number
+        ({"a": 1.0}, {"a": 1}, True),
+        ({}, {"a": None}, False),
+    ],
+)
+def test_json_subset(actual: Any, expected: Any, contained: bool) -> None:
+    assert json_contains(actual, expected) is contained
+
+
+def test_args_match_share_of_tools() -> None:
+    metrics = score(
+        {"args": {"escalate": {"urgency": "high"}, "search_kb": {"q": "refund"}}},
+        [call("search_kb", q="shipping"), call("search_kb", q="refund", k=3),
+         call("escalate", urgency="low")],
+    )  # fmt: skip
+    assert metrics is not None
+    assert metrics["args_match"] == 0.5  # search_kb's second call matches; escalate's does not
+    assert metrics["tools_correct"] == 0.0
+
+
+def test_forbidden_call_is_a_blocker_and_max_steps() -> None:
+    steps = [TURN, call("search_kb"), call("delete_file", path="/"), call("delete_file"), TURN]
+    metrics = score({"must_not_call": ["delete_file"], "max_steps": 4}, steps)
+    assert metrics is not None
+    assert metrics["forbidden_calls"] == 2.0 and metrics["blocker"] == 1.0
+    assert metrics["within_max_steps"] == 0.0 and metrics["tools_correct"] == 0.0
+    clean = score({"must_not_call": ["delete_file"], "max_steps": 5}, steps[:2])
+    assert clean is not None and clean["blocker"] == 0.0 and clean["tools_correct"] == 1.0
+
+
+def test_forbidden_calls_need_not_block() -> None:
+    case = Case.model_validate(make_case("c1", expect={"tools": {"must_not_call": ["rm"]}}))
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "b", "runner": "r", "response": "ok",
+         "trajectory": [call("rm")]}
+    )  # fmt: skip
+    scorer = create_scorer("tools", forbidden_blocks=False)
+    result = asyncio.run(scorer.score(ScoreContext.of(case, trial)))
+    assert result is not None and not result.blocker
+    assert result.metrics["forbidden_calls"] == 1.0 and result.metrics["tools_correct"] == 0.0
+    with pytest.raises(InputError, match="forbidden_blocks must be true or false"):
+        create_scorer("tools", forbidden_blocks="no")
+
+
+def test_no_trajectory_or_no_expectation_is_not_scored() -> None:
+    assert score({"must_call": ["a"]}, None) is None
+    case = Case.model_validate(make_case("c1"))
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "b", "runner": "r", "response": "ok",
+         "trajectory": [call("a")]}
+    )  # fmt: skip
+    assert asyncio.run(create_scorer("tools").score(ScoreContext.of(case, trial))) is None
+
+
+def test_bad_expectations_are_refused_with_path_and_line(tmp_path: Path) -> None:
+    rows = [
+        make_case("ok", expect={"tools": {"must_call": ["a"], "match": "subset"}}),
+        make_case("c2", expect={"tools": {"match": "exact"}}),
+        make_case("c3", expect={"tools": {"must_call": "search_kb"}}),
+        make_case("c4", expect={"tools": {"max_steps": 0}}),
+        make_case("c5", expect={"tools": {"must_call": ["rm"], "must_not_call": ["rm"]}}),
+        make_case("c6", expect={"tools": {"args": {"escalate": "high"}}}),
+        make_case("c7", expect={"tools": {"must_calls": ["a"]}}),
+    ]
+    path = write_jsonl(tmp_path / "cases.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        load_cases(path)
+    text = "\n".join(getattr(caught.value, "messages", [str(caught.value)]))
+    for line, field in [
+        (2, "expect.tools.match"),
+        (3, "expect.tools.must_call"),
+        (4, "expect.tools.max_steps"),
+        (5, "rm: both required and in must_not_call"),
+        (6, "expect.tools.args.escalate"),
+        (7, "expect.tools.must_calls"),
+    ]:
+        assert f"{path}:{line}:" in text and field in text, (line, field, text)
+    assert f"{path}:1:" not in text
+
+
+AGENT = """
+def agent(case, settings):
+    steps = [{"type": "tool", "name": "search_kb", "arguments": {"q": case.prompt}}]
+    if settings.get("reckless") and case.id == "c2":
+        steps.append({"type": "tool", "name": "delete_file", "arguments": {"path": "/"}})
+    return {"response": "done", "trajectory": steps}
+"""
+
+
+@pytest.mark.parametrize(("reckless", "code"), [(False, 0), (True, 1)])
+def test_a_forbidden_tool_call_fails_the_gate(
+    cli: Any, tmp_path: Path, reckless: bool, code: int
+) -> None:
+    (tmp_path / "agent.py").write_text(AGENT)
+    tools = {"must_call": ["search_kb"], "must_not_call": ["delete_file"]}
+    write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"c{i}", expect={"tools": tools}) for i in range(1, 4)],
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "tools"\ncases = "cases.jsonl"\ntrials = 1\noutput = "out"\n'
+        '[[conditions]]\nname = "candidate"\nmodel = "python:agent.py:agent"\n'
+        f"params = {{ reckless = {json.dumps(reckless)} }}\n"
+        '[scoring]\nscorers = ["tools"]\n[scoring.thresholds]\ntools_correct = 1\n'
+        '[run]\nallow_unmetered = true\n[report]\nformats = ["json"]\n',
+        encoding="utf-8",
+    )
+    result = cli("run", suite, "--store", tmp_path / "s.db")
+    assert result.code == code, result.stdout + result.stderr
+    if reckless:
+        assert "c2" in result.stdout and "FAIL" in result.stdout
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tools" / "suite.toml"
+
+
+@pytest.mark.parametrize(("params", "code"), [((), 0), (("--param", "careless=true"), 1)])
+def test_the_tools_example_runs(
+    cli: Any, tmp_path: Path, params: tuple[str, ...], code: int
+) -> None:
+    out = tmp_path / "out"
+    result = cli("run", EXAMPLE, *params, "--out", out, "--store", tmp_path / "s.db")
+    assert result.code == code, result.stdout + result.stderr
+    trials = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    assert all(t["trajectory"] for t in trials)
+    escalated = next(t for t in trials if t["case_id"] == "tl-003")
+    names = [s.get("name") for s in escalated["trajectory"] if s["type"] == "tool"]
+    assert names == (["close_ticket"] if params else ["escalate"])
+    if params:
+        assert "1 blocking finding(s) in the candidate: tl-003#1" in result.stdout
+
+
+def test_the_readme_section_runs_as_written(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import assay
+    from test_readme import ROOT, readme_section, section_commands
+
+    section = readme_section("## Agents' tool calls")
+    case = re.search(r"```json\n(.*?)```", section, re.S)
+    assert case is not None
+    assert Case.model_validate_json(case.group(1)).expect.tools.args == {  # type: ignore[union-attr]
+        "escalate": {"urgency": "high"}
+    }
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    commands = section_commands("Agents' tool calls")
+    assert len(commands) == 2
+    for line, code in zip(commands, (0, 1), strict=True):
+        argv = line[: line.index("#")] if "#" in line else line  # the comment says the code
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *argv[1:]],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            # the assay under test, wherever the tests run from
+            env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(assay.__file__).parents[1])},
+        )  # fmt: skip
+        assert done.returncode == code, (argv, done.stdout, done.stderr)
