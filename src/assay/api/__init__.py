@@ -10,6 +10,11 @@ trials), `evaluate` (trials, score rows or a suite → verdict and report) and `
 `bias`, `winrate`, `rank` and `history` (measuring judges and
 models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
 logs as cases, trials and score rows). The command line parses flags, calls these and prints.
+
+Every function checks its arguments (a wrong type is an InputError naming the argument),
+works from a thread whose event loop is running (Jupyter, pytest-asyncio), and has an `async`
+twin named with an `a` in front: `await assay.aevaluate(...)`, `arun`, `ajudge`, ...
+(`assay.api.entry`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
+    from assay.api.entry import twin
     from assay.api.evaluation import evaluate
     from assay.api.importing import ImportResult, import_results
     from assay.api.judgebench import BenchResult, judge_bench
@@ -35,6 +41,17 @@ if TYPE_CHECKING:
     )
     from assay.api.results import Result
     from assay.api.running import RunOutcome, run
+
+    abias = twin(bias)
+    acalibrate = twin(calibrate)
+    aevaluate = twin(evaluate)
+    ahistory = twin(history)
+    aimport_results = twin(import_results)
+    ajudge = twin(judge)
+    ajudge_bench = twin(judge_bench)
+    arank = twin(rank)
+    arun = twin(run)
+    awinrate = twin(winrate)
 
 # name -> the module that defines it; imported on first use, so the command line stays quick.
 _HOME = {
@@ -68,6 +85,16 @@ __all__ = [
     "Result",
     "RunOutcome",
     "WinRates",
+    "abias",
+    "acalibrate",
+    "aevaluate",
+    "ahistory",
+    "aimport_results",
+    "ajudge",
+    "ajudge_bench",
+    "arank",
+    "arun",
+    "awinrate",
     "bias",
     "calibrate",
     "evaluate",
@@ -82,6 +109,20 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(import_module(f"assay.api.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+    """An API name, imported on first use: functions through `assay.api.entry.public`
+    (arguments checked, callable from a running event loop), `a`+name their async twins."""
+    base = name[1:] if name not in _HOME and name[1:] in _HOME else name
+    if base not in _HOME or (name != base and not base[0].islower()):
+        raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+    value = getattr(import_module(f"assay.api.{_HOME[base]}"), base)
+    if base[0].islower():
+        from assay.api.entry import public, twin
+
+        value = public(value) if name == base else twin(value)
+    globals()[name] = value  # once: the next look-up finds it here
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's own names and the API (for `dir()`, `help()` and completion)."""
+    return sorted({*(n for n in globals() if n.startswith("__")), *__all__})
