@@ -13,7 +13,16 @@ often the stats gate passes (must be <= 5% at every count) and how often the wei
 score's 95% interval holds the true delta, 0 (>= 93% from 5 cases up). Below 5 cases the
 gate never passes (`verdict.interval.MIN_CASES`); the interval's coverage is still shown.
 
+With `--corpus`, a corpus threshold (`correctness >= 4`, no baseline) on a system whose true
+mean score is 3.9 (and one at 4.3, which should pass), at 1, 5, 10, 50 and 200 cases (3
+trials each): how often it passes decided on the estimate (the mean alone, `decide =
+"estimate"`) and on the interval over cases (the default), and how often the interval
+decision FAILs or is INCONCLUSIVE. Each case has a latent quality (sd 0.7 around a centre
+set so the expected score is the true mean); every trial's score is that plus trial noise
+(sd 0.8), rounded to the 1-5 scale.
+
     PYTHONPATH=src python bench/gate_simulation.py [--sims 200] [--sweep [--sweep-sims 1000]]
+    PYTHONPATH=src python bench/gate_simulation.py --corpus [--corpus-sims 2000]
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ import time
 import numpy as np
 
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.core.suite import GateSection
+from assay.core.suite import GateSection, Threshold
 from assay.verdict.analysis import analyse
+from assay.verdict.corpus import corpus_checks
 from assay.verdict.rows import ScoredTrial
 
 METRICS = list(DEFAULT_WEIGHTS)
@@ -81,6 +91,77 @@ def sweep(sims: int, seed: int = 5) -> dict[str, dict[str, float]]:
     return out
 
 
+CORPUS_COUNTS = (1, 5, 10, 50, 200)
+CORPUS_BOUND = {"correctness": Threshold(min=4.0)}
+
+
+def corpus_scores(
+    rng: np.random.Generator, cases: int, centre: float, trials: int = 3
+) -> np.ndarray:
+    """trials × cases judge scores: a latent quality per case plus trial noise, on 1-5."""
+    latent = centre + rng.normal(0, 0.7, size=cases)
+    return np.clip(np.rint(latent[None] + rng.normal(0, 0.8, size=(trials, cases))), 1, 5)
+
+
+def centre_for(mean: float) -> float:
+    """The latent centre whose expected score is `mean` (bisection on 2,000,000 draws)."""
+    rng = np.random.default_rng(0)
+    latent = rng.normal(0, 0.7, size=2_000_000) + rng.normal(0, 0.8, size=2_000_000)
+    low, high = 1.0, 6.0
+    for _ in range(50):
+        centre = (low + high) / 2
+        if np.clip(np.rint(centre + latent), 1, 5).mean() < mean:
+            low = centre
+        else:
+            high = centre
+    return (low + high) / 2
+
+
+def corpus_rates(true_mean: float, sims: int, seed: int = 11) -> dict[str, dict[str, float]]:
+    """Per case count: the share of simulated runs whose corpus bound passes decided on the
+    estimate, and passes / fails / is inconclusive decided on the interval."""
+    centre = centre_for(true_mean)
+    out = {}
+    for cases in CORPUS_COUNTS:
+        rng = np.random.default_rng([seed, cases])
+        counts = {"estimate_pass": 0, "interval_pass": 0, "interval_fail": 0, "inconclusive": 0}
+        for _ in range(sims):
+            scores = corpus_scores(rng, cases, centre)
+            rows = [
+                ScoredTrial(f"c{c}", t + 1, "prod", {"correctness": float(scores[t, c])})
+                for t in range(scores.shape[0])
+                for c in range(cases)
+            ]
+            [estimate] = corpus_checks([], CORPUS_BOUND, "prod", rows, decide="estimate")
+            [interval] = corpus_checks([], CORPUS_BOUND, "prod", rows)
+            counts["estimate_pass"] += estimate.status == "pass"
+            counts["interval_pass"] += interval.status == "pass"
+            counts["interval_fail"] += interval.status == "fail"
+            counts["inconclusive"] += interval.status == "inconclusive"
+        out[str(cases)] = {k: v / sims for k, v in counts.items()}
+    return out
+
+
+def corpus_report(sims: int) -> None:
+    started = time.perf_counter()
+    figures: dict[str, object] = {"corpus_sims": sims, "bound": "correctness >= 4"}
+    for true_mean in (3.9, 4.3):
+        rates = corpus_rates(true_mean, sims)
+        figures[f"true_mean_{true_mean}"] = rates
+        print(
+            f"true mean {true_mean} against correctness >= 4, 3 trials per case,"
+            f" {sims} simulated runs per count:"
+        )
+        print("  cases  pass (estimate)  pass (interval)  fail (interval)  inconclusive")
+        for cases, row in rates.items():
+            print(
+                f"  {cases:>5}  {row['estimate_pass']:>15.1%}  {row['interval_pass']:>15.1%}"
+                f"  {row['interval_fail']:>15.1%}  {row['inconclusive']:>12.1%}"
+            )
+    figures["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures))
+
+
 def observed_effect(effect: float, seed: int) -> float:
     rows = simulate(np.random.default_rng(seed), 4000, effect)
     rubric = Rubric.from_weights()
@@ -96,7 +177,12 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=200, help="simulated runs per figure")
     parser.add_argument("--sweep", action="store_true", help="false PASS and coverage, 2-200")
     parser.add_argument("--sweep-sims", type=int, default=1000, help="simulated runs per count")
+    parser.add_argument("--corpus", action="store_true", help="corpus bound: 3.9 vs >= 4")
+    parser.add_argument("--corpus-sims", type=int, default=2000, help="simulated runs per count")
     args = parser.parse_args()
+    if args.corpus:
+        corpus_report(args.corpus_sims)
+        return
     if args.sweep:
         started = time.perf_counter()
         figures = sweep(args.sweep_sims)

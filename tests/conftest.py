@@ -11,6 +11,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,26 @@ def _not_on_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     (the tests of that output set these variables themselves)."""
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def v0_judge_templates(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The judge templates of the assay that wrote tests/fixtures/store-v0 (before prompts
+    were fenced, tests/fixtures/store-v0/templates/): its stored judgments are keyed by their
+    hashes, so with today's templates they are made again."""
+    from assay.scorers.judge import prompts
+
+    folder = ROOT / "tests" / "fixtures" / "store-v0" / "templates"
+    today = prompts.template_source
+
+    def source(name: str) -> str:
+        path = folder / f"{name}.j2"
+        return path.read_text(encoding="utf-8") if path.exists() else today(name)
+
+    prompts._compiled.cache_clear()
+    monkeypatch.setattr(prompts, "template_source", source)
+    yield
+    prompts._compiled.cache_clear()
 
 
 def plugin_args() -> list[str]:
@@ -193,6 +215,52 @@ def mock_server() -> Iterator[Any]:
     yield start
     for server in servers:
         server.stop()
+
+
+class Mirror:
+    """A folder served over HTTP on 127.0.0.1; `requests` lists the paths asked for."""
+
+    def __init__(self, folder: Path) -> None:
+        self.requests: list[str] = []
+        seen = self.requests
+
+        class Handler(SimpleHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                super().do_GET()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=folder))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def serve_folder() -> Iterator[Any]:
+    """A factory: serve_folder(path) -> a Mirror serving it on 127.0.0.1, closed after."""
+    mirrors: list[Mirror] = []
+
+    def start(folder: Path) -> Mirror:
+        mirrors.append(Mirror(folder))
+        return mirrors[-1]
+
+    yield start
+    for mirror in mirrors:
+        mirror.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """assay's cache is the test's own, and a judge-bench set fetched without a mirror of the
+    test's goes to a closed port on 127.0.0.1: no test reaches the internet or the home cache."""
+    monkeypatch.setenv("ASSAY_CACHE", str(tmp_path / "assay-cache"))
+    monkeypatch.setenv("ASSAY_JUDGE_BENCH_MIRROR", "http://127.0.0.1:9/no-network-in-tests")
 
 
 @pytest.fixture(autouse=True)

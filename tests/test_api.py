@@ -121,6 +121,40 @@ def test_bad_input_is_an_input_error_not_a_traceback(tmp_path: Path) -> None:
         assay.evaluate()
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda d: assay.run(cases=[{"id": 1}], model="mock", store=d / "s.db"),
+         r"assay\.run: cases\[0\]\.id: Input should be a valid string"),
+        (lambda d: assay.run(cases=[make_case("c0")], model="mock", trials="3", store=d / "s.db"),
+         r"assay\.run: trials: expected int \| None, got str \('3'\)"),
+        (lambda d: assay.run(cases=[make_case("c0")], budget_usd=True, store=d / "s.db"),
+         r"assay\.run: budget_usd: expected float \| None, got bool"),
+        (lambda d: assay.run(42), r"assay\.run: suite: expected str \| Path \| Suite \| None"),
+        (lambda d: assay.run(cases=[], trails=3), r"assay\.run: unexpected keyword 'trails'"),
+        (lambda d: assay.evaluate(scores=42),
+         r"assay\.evaluate: scores: expected str \| Path \| Sequence\[ScoreRow\] \| None, got int"),
+        (lambda d: assay.evaluate(trials=[{"case_id": "c1"}]),
+         r"assay\.evaluate: trials\[0\]\.trial: Field required"),
+        (lambda d: assay.judge(d / "t.jsonl", judges="mock:fair"),
+         r"assay\.judge: judges: expected Sequence\[str\], got str"),
+        (lambda d: assay.rank(d / "c.jsonl", bootstrap="9"), r"assay\.rank: bootstrap: expected int"),
+        (lambda d: assay.calibrate(42), r"assay\.calibrate: labels: expected str \| Path, got int"),
+    ],
+)  # fmt: skip
+def test_wrong_argument_types_are_input_errors_naming_the_argument(
+    tmp_path: Path, call: Any, message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        call(tmp_path)
+    assert not (tmp_path / "s.db").exists()  # refused before anything is written
+
+
+def test_records_may_be_given_as_their_fields(tmp_path: Path) -> None:
+    outcome = assay.run(cases=[make_case("c0")], model="mock", store=tmp_path / "s.db")
+    assert outcome.run.exit_code == 0 and outcome.run.answered == 3
+
+
 def test_the_readme_python_example_runs(tmp_path: Path) -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Python API") :]
@@ -179,9 +213,10 @@ def test_a_suites_judge_calls_are_metered_by_the_runs_budget(cli: Any, tmp_path:
     free = cli("run", suite, "--store", tmp_path / "free.db", "--json")
     done = free.json()
     assert free.code in (0, 1), free.stderr
-    trials_cost = done["spent_usd"]
+    trials_cost = done["spend"]["system"]
     total = _run_spend(tmp_path / "free.db", done["run_id"])
     assert total > trials_cost > 0  # the judge's spend is recorded under the run
+    assert done["spent_usd"] == pytest.approx(total)  # and counted in what the run printed
     # A rerun counts it: nothing new is called, and the run's spend includes the judge's.
     again = cli("run", suite, "--store", tmp_path / "free.db", "--json").json()
     assert again["calls"] == 0 and again["run_spent_usd"] == pytest.approx(total)

@@ -147,3 +147,117 @@ def test_the_ci_docs_workflows_parse_and_their_commands_gate_the_example(
         assert done.code == 0, (argv, done.stdout, done.stderr)
     report = ET.parse(tmp_path / junit).getroot()
     assert report.tag == "testsuites" and int(report.get("tests", "0")) > 1
+
+
+# -- text assay did not write cannot command the runner ------------------------------------
+
+INJECTED = (
+    "x\n::add-mask::secret\r::stop-commands::tok\n  ::set-output name=a::b\nsee ##[add-mask]z"
+)
+
+
+RUNNER_COMMANDS = {
+    "add-mask", "add-matcher", "add-path", "debug", "echo", "endgroup", "error", "group",
+    "notice", "remove-matcher", "save-state", "set-env", "set-output", "stop-commands", "warning",
+}  # fmt: skip
+
+
+def obeyed(text: str) -> list[str]:
+    """The workflow commands GitHub's runner would obey in a step's output, as it parses
+    them: each line (split at CR, LF, CRLF) whose text after blanks is `::NAME ...::` with a
+    command's name; failing that, one holding the legacy `##[NAME ...]` anywhere."""
+    found = []
+    for line in re.split(r"\r\n|\r|\n", text):
+        command = line.lstrip()
+        if command.startswith("::") and "::" in command[2:]:
+            name = re.split(r"[ :]", command[2:], maxsplit=1)[0]
+            if name in RUNNER_COMMANDS:
+                found.append(name)
+                continue
+        legacy = re.search(r"##\[([^\] ]*)[^\]]*\]", line)
+        if legacy and legacy.group(1) in RUNNER_COMMANDS:
+            found.append(legacy.group(1))
+    return found
+
+
+def test_obeyed_finds_every_command_of_the_injected_text() -> None:
+    assert obeyed(INJECTED) == ["add-mask", "stop-commands", "set-output", "add-mask"]
+
+
+def promptfoo_labelled(tmp_path: Path, label: str) -> Path:
+    """The promptfoo fixture with its candidate provider relabelled."""
+    source = ROOT / "tests" / "fixtures" / "imports" / "promptfoo" / "results.json"
+    text = source.read_text(encoding="utf-8").replace('"candidate"', json.dumps(label))
+    path = tmp_path / "results.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_condition_label_cannot_issue_workflow_commands(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = promptfoo_labelled(tmp_path, f"candidate {INJECTED}")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    out = tmp_path / "imp"
+    done = cli("import", "promptfoo", results, "--output", out)
+    assert done.code == 0, done.stderr
+    assert obeyed(done.stdout + done.stderr) == []
+    assert "\\::add-mask::secret" in done.stdout  # shown, made inert
+    candidate = f"candidate {INJECTED}"
+    done = cli("score", out / "scores.jsonl", "--suite", out / "suite.toml")
+    assert done.code == 1, done.stderr
+    assert candidate.split("\n")[0] in done.stdout and obeyed(done.stdout + done.stderr) == []
+    done = cli("report", "--suite", out / "suite.toml", "--scores", out / "scores.jsonl",
+               "--trials", out / "trials.jsonl", "--out", tmp_path / "rep")  # fmt: skip
+    assert done.code == 1, done.stderr
+    assert set(obeyed(done.stdout + done.stderr)) == {"error"}  # assay's own annotations
+    json_out = cli("import", "promptfoo", results, "--output", tmp_path / "j", "--json")
+    assert obeyed(json_out.stdout) == []
+    assert candidate in json_out.json()["conditions"]  # the same JSON value
+
+
+MENTIONS = "cc @octocat, @acme/security-team and ops+alerts@example.com"
+
+
+def uncoded(markdown: str) -> str:
+    """The text of the HTML a CommonMark renderer (GFM tables on) makes, outside code spans:
+    what GitHub would scan for @mentions and e-mail addresses."""
+    from markdown_it import MarkdownIt
+
+    page = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    return re.sub(r"<code>.*?</code>", "", page, flags=re.S)
+
+
+def test_mentions_and_addresses_in_report_md_and_the_summary_notify_nobody(
+    cli: Any, github: Path, tmp_path: Path
+) -> None:
+    results = promptfoo_labelled(tmp_path, f"candidate {MENTIONS}")
+    out = tmp_path / "imp"
+    assert cli("import", "promptfoo", results, "--output", out).code == 0
+    done = cli("report", "--suite", out / "suite.toml", "--scores", out / "scores.jsonl",
+               "--trials", out / "trials.jsonl", "--out", tmp_path / "rep")  # fmt: skip
+    assert done.code == 1, done.stderr
+    for markdown in (github.read_text("utf-8"), (tmp_path / "rep" / "report.md").read_text()):
+        assert "`@octocat`" in markdown and "`ops+alerts@example.com`" in markdown  # shown
+        assert "@" not in uncoded(markdown)  # as code only
+
+
+AGENT = """
+def agent(case, settings):
+    raise RuntimeError("server said: {text}")
+"""
+
+
+def test_an_error_text_cannot_issue_workflow_commands(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT.format(text=INJECTED.encode("unicode_escape").decode()), "utf-8")
+    (tmp_path / "cases.jsonl").write_text(case("c1", "yes") + "\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    done = cli("run", "--cases", tmp_path / "cases.jsonl", "--model", f"python:{agent}:agent",
+               "--allow-unmetered", "--store", tmp_path / "s.db")  # fmt: skip
+    assert done.code == 3, done.stderr
+    assert "server said: x" in done.stderr and "\\::add-mask::secret" in done.stderr
+    assert obeyed(done.stdout + done.stderr) == []

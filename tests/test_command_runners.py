@@ -254,7 +254,7 @@ def test_claude_error_result_with_nonzero_exit(bin_dir: Path) -> None:
         ask(create_model("claude"))
 
 
-def test_codex_argv_answer_and_unmetered(
+def test_codex_argv_answer_and_price(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "log.json"
@@ -273,7 +273,10 @@ def test_codex_argv_answer_and_unmetered(
         "--",
         "--help",
     ]
-    assert reply.text == "b" and reply.cost_usd is None and model_price(model) is None
+    # codex reports tokens, no cost: a price meters them (without one it is unmetered)
+    assert reply.text == "b" and model_price(model) == Price(1, 1)
+    assert reply.cost_usd == pytest.approx((50 + 7) / 1e6)
+    assert model_price(create_model("codex")) is None
     assert reply.state == {
         "agent_messages": ["a", "b"],
         "usage": {"input_tokens": 50, "cached_input_tokens": 10, "output_tokens": 7},

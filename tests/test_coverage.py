@@ -182,8 +182,8 @@ def test_score_rows_for_part_of_the_catalogue_are_incomplete(cli: Any, tmp_path:
             "case_id": f"c{i}",
             "trial": 1,
             "condition": condition,
-            "correctness": 5 if condition == "candidate" else 2,
-            "safety": 5,
+            "correctness": 5 - (i % 2) if condition == "candidate" else 2,
+            "safety": 5 if condition == "candidate" else 4 - (i % 3),
         }
         for i in range(6)  # c6 and c7 were never scored
         for condition in ("baseline", "candidate")
@@ -196,8 +196,9 @@ def test_score_rows_for_part_of_the_catalogue_are_incomplete(cli: Any, tmp_path:
     coverage = gate["coverage"]
     assert coverage["missing"] == 4 and coverage["scored"] == 12 and coverage["expected"] == 16
     assert sorted({g["case_id"] for g in coverage["gaps"]}) == ["c6", "c7"]
-    # without the catalogue, the rows say which cases there are: complete
-    assert cli("score", scores, "--json").code == 0
+    # without the catalogue, the rows say which cases there are: complete, and it passes
+    complete = cli("score", scores, "--json")
+    assert complete.code == 0, complete.json()["release_gate"]["reasons"]
 
 
 def test_an_imported_run_that_did_not_finish_is_incomplete(tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ def _suite(tmp_path: Path, judge: str = "") -> Path:
         "[scoring]\nscorers = [\n"
         '  { name = "deepeval:HallucinationMetric", options = { include_reason = false } },\n'
         '  { name = "ragas:faithfulness" },\n]\n'
-        '[scoring.corpus]\n"ragas:faithfulness" = { min = 0.9 }\n',
+        '[scoring.corpus]\n"ragas:faithfulness" = { min = 0.9, decide = "estimate" }\n',  # one case
         encoding="utf-8",
     )
     return suite

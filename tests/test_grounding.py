@@ -20,7 +20,8 @@ from assay.scorers import Metrics, Score, ScoreContext, Scorer, create_scorer
 from assay.scorers.grounding import claims
 from assay.scorers.runner import run_scorers
 from assay.store import Store
-from assay.verdict.thresholds import corpus_checks, scorer_corpus
+from assay.verdict.corpus import corpus_checks
+from assay.verdict.thresholds import scorer_corpus
 
 DOC = "The Eiffel Tower is 330 metres tall and stands in Paris. It opened to visitors in 1889."
 
@@ -97,11 +98,13 @@ def test_corpus_threshold_for_the_gate() -> None:
     hallucination = create_scorer("hallucination", threshold=0.3)
     corpus = scorer_corpus([grounded, hallucination])
     assert corpus == {"groundedness": Threshold(min=0.8), "hallucination": Threshold(max=0.3)}
-    below, within = corpus_checks(results, corpus, "b")
+    below, within = corpus_checks(results, corpus, "b", decide="estimate")
     assert (below.name, below.status, below.value, below.bound, below.cases) == (
         "corpus:groundedness:min", "fail", 0.75, 0.8, 2,
     )  # fmt: skip
     assert (within.name, within.status, within.value) == ("corpus:hallucination:max", "pass", 0.25)
+    # decided on the interval (the default), 2 cases and 1 case settle neither
+    assert {c.status for c in corpus_checks(results, corpus, "b")} == {"inconclusive"}
     assert hallucination.lower_is_better == ("hallucination",) and not grounded.lower_is_better
     assert grounded.primary == ("groundedness",)  # compared with baseline, weightable
 

@@ -1,12 +1,12 @@
 """`assay judge-bench`: a judge against public human-labelled pairwise sets.
 
 The sets are read in place from the third-party data folder (ASSAY_EXTERNAL_DATA); tests
-that need it skip when it is absent. The bundled-slice path is tested with synthetic items.
+that need it skip when it is absent. Fetching the sets without `--data` is in
+test_judge_bench_fetch.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -76,14 +76,23 @@ def test_figures_count_each_order_and_the_position() -> None:
     assert low <= f["accuracy"] <= high
 
 
-def test_without_data_or_a_bundled_slice_is_an_input_error(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(bench_sets, "BUNDLED", tmp_path / "none")
-    result = cli("judge-bench", "--judge", "mock:gold", "--store", tmp_path / "s.db")
-    assert result.code == 2
-    assert "no bundled slice" in result.stderr and "--data" in result.stderr
-    assert not (tmp_path / "s.db").exists()
+def test_subset_figures_and_their_unweighted_mean() -> None:
+    from assay.measure.judgebench import subset_figures, subset_mean
+
+    gold = ["a", "a", "a", "b"]
+    comparisons = [_pair("a", "a", "a"), _pair("a", "b", "tie"), _pair("b", "b", "b"),
+                   _pair("b", "b", "b")]  # fmt: skip
+    parts = subset_figures(gold, comparisons, ["x", "x", "x", "y"])
+    assert list(parts) == ["x", "y"]
+    assert parts["x"] == {
+        "items": 3,
+        "accuracy": pytest.approx(1.5 / 3),
+        "position_consistency": pytest.approx(2 / 3),
+    }
+    assert parts["y"] == {"items": 1, "accuracy": 1.0, "position_consistency": 1.0}
+    mean = subset_mean(parts)
+    assert mean["accuracy"] == pytest.approx((0.5 + 1.0) / 2)  # not the pooled 2.5 / 4
+    assert mean["position_consistency"] == pytest.approx((2 / 3 + 1) / 2)
 
 
 def test_unknown_set_is_an_input_error(cli: Any, tmp_path: Path) -> None:
@@ -93,38 +102,58 @@ def test_unknown_set_is_an_input_error(cli: Any, tmp_path: Path) -> None:
     assert result.code == 2 and "unknown set 'nope'" in result.stderr
 
 
-def test_a_bundled_slice_is_read_without_data(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "slices"
-    folder.mkdir()
-    items = [
-        bench_sets.BenchItem("pandalm", str(i), f"Say {i}.", f"{i}", f"It is {i}.", "ab"[i % 2])  # type: ignore[arg-type]
-        for i in range(6)
-    ]
-    (folder / "pandalm.jsonl").write_text("".join(json.dumps(i.as_json()) + "\n" for i in items))
-    monkeypatch.setattr(bench_sets, "BUNDLED", folder)
-    result = cli("judge-bench", "--judge", "mock:gold", "--set", "pandalm", "--json",
-                 "--store", tmp_path / "s.db")  # fmt: skip
-    assert result.code == 0, result.stderr
-    figures = json.loads(result.stdout)["sets"]["pandalm"]
-    assert figures["items"] == 6 and figures["accuracy"] == 1.0
-
-
 # -- on the public sets ------------------------------------------------------------------------
+
+
+# The LLMBar authors' figures for the Vanilla strategy (no rules) as they published them
+# (each evaluator's statistics.json, github.com/princeton-nlp/LLMBar @ 900616b, the paper's
+# table): accuracy (mean of both orders) and positional agreement, in percent, per subset.
+PUBLISHED = {
+    "GPT-4": {"Natural": (93.5, 97.0), "Neighbor": (64.179, 89.552), "GPTInst": (76.630, 90.217),
+              "GPTOut": (76.596, 87.234), "Manual": (75.0, 89.130)},
+    "ChatGPT": {"Natural": (79.0, 68.0), "Neighbor": (17.910, 73.134), "GPTInst": (29.348, 52.174),
+                "GPTOut": (43.617, 42.553), "Manual": (36.957, 47.826)},
+}  # fmt: skip
 
 
 @needs_data
 def test_reference_figures_recompute_from_the_released_verdicts() -> None:
     """references.json holds exactly what the LLMBar judges' result.json and PRD's GPT-4 and
-    Claude reviews give, both orders, on the whole set."""
+    Claude reviews give, both orders; LLMBar's figures are the published ones, per subset, and
+    llmbar-adversarial's headline is their unweighted mean, as the paper reports it."""
     stored = [r for rows in load_references().values() for r in rows]
     assert compute_references(DATA) == stored
-    gpt4 = {r["set"]: r for r in stored if r["judge"] == "GPT-4"}
-    # GPT-4 (Vanilla, no rules) on Natural, from its released result.json.
-    assert gpt4["llmbar-natural"]["accuracy"] == 0.935
-    assert gpt4["llmbar-natural"]["position_consistency"] == 0.97
     assert {r["set"] for r in stored} == {"llmbar-natural", "llmbar-adversarial", "prd-vicuna80"}
+    assert all(r["model"] for r in stored)
+    llmbar = {(r["set"], r["judge"]): r for r in stored if r["set"].startswith("llmbar")}
+    assert {j for _, j in llmbar} == {
+        "GPT-4",
+        "ChatGPT",
+        "ChatGPT-0301",
+        "PaLM2",
+        "LLaMA2",
+        "Falcon",
+    }
+    assert llmbar["llmbar-natural", "ChatGPT"]["model"] == "gpt-3.5-turbo-0613"
+    assert llmbar["llmbar-natural", "ChatGPT-0301"]["model"] == "gpt-3.5-turbo-0301"
+    for judge, published in PUBLISHED.items():
+        natural = llmbar["llmbar-natural", judge]
+        assert natural["accuracy"] * 100 == pytest.approx(published["Natural"][0], abs=1e-3)
+        assert natural["position_consistency"] * 100 == pytest.approx(
+            published["Natural"][1], abs=1e-3
+        )
+        adversarial = llmbar["llmbar-adversarial", judge]
+        for subset, figures in adversarial["subsets"].items():
+            accuracy, agreement = published[subset]
+            assert figures["accuracy"] * 100 == pytest.approx(accuracy, abs=1e-3)
+            assert figures["position_consistency"] * 100 == pytest.approx(agreement, abs=1e-3)
+        mean = sum(published[s][0] for s in bench_sets.LLMBAR_ADVERSARIAL) / 4
+        assert adversarial["accuracy"] * 100 == pytest.approx(mean, abs=1e-3)
+        assert adversarial["items"] == 319 and adversarial["pooled"]["items"] == 319
+    assert round(llmbar["llmbar-adversarial", "GPT-4"]["accuracy"], 3) == 0.731
+    assert llmbar["llmbar-adversarial", "GPT-4"]["pooled"]["accuracy"] == pytest.approx(
+        0.7116, abs=1e-4
+    )
 
 
 @needs_data
@@ -228,6 +257,34 @@ def test_cli_gate_json_schema_and_leaderboard(cli: Any, tmp_path: Path) -> None:
     assert judges == {"mock:first", "mock:gold"}
 
 
+@needs_data
+def test_the_adversarial_set_gives_subsets_like_the_references(cli: Any, tmp_path: Path) -> None:
+    """Judge and references on llmbar-adversarial: per subset and the subsets' mean, in the
+    JSON, the text and the leaderboard, with the references' models named."""
+    report = tmp_path / "board.html"
+    result = cli("judge-bench", "--judge", "mock:first", "--data", DATA, "--set",
+                 "llmbar-adversarial", "--limit", 40, "--store", tmp_path / "s.db", "--json",
+                 "--report", report)  # fmt: skip
+    assert result.code == 0, result.stderr
+    f = JudgeBench.model_validate_json(result.stdout).sets["llmbar-adversarial"]
+    assert f.subsets is not None and list(f.subsets) == list(bench_sets.LLMBAR_ADVERSARIAL)
+    assert sum(p.items for p in f.subsets.values()) == 40
+    assert all(p.accuracy == 0.5 and p.position_consistency == 0.0 for p in f.subsets.values())
+    assert f.subset_mean is not None and f.subset_mean.accuracy == 0.5
+    gpt4 = next(r for r in f.references if r.judge == "GPT-4")
+    assert gpt4.subsets is not None and round(gpt4.subsets["Neighbor"].accuracy, 3) == 0.642
+    assert round(gpt4.accuracy, 3) == 0.731 and gpt4.pooled is not None
+    page = report.read_text()
+    assert "gpt-3.5-turbo-0613" in page and "Neighbor 0.642" in page and "0.731" in page
+    text = cli("judge-bench", "--judge", "mock:first", "--data", DATA, "--set",
+               "llmbar-adversarial", "--limit", 40, "--store", tmp_path / "s.db")  # fmt: skip
+    assert "per subset: accuracy Neighbor 0.500" in text.stdout
+    assert (
+        "reference GPT-4 (gpt-4, snapshot not named" in text.stdout
+        and "accuracy 0.731" in text.stdout
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1500)  # a CPU model on a shared machine: minutes per item
 @needs_data
@@ -283,40 +340,6 @@ def test_a_version_2_store_gains_the_judge_benchmarks_table(tmp_path: Path) -> N
         assert latest.items == 4 and latest.accuracy == 0.5
     finally:
         store.close()
-
-
-@needs_data
-def test_a_slice_and_limit_choose_the_same_items(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The seeded rule that cuts a bundled slice is the one `--limit` applies to a full set."""
-    for name in ("prd-vicuna80", "pandalm"):
-        items = bench_sets.pick(load_items([name], None, DATA), 50)
-        lines = "".join(json.dumps(i.as_json()) + "\n" for i in items)
-        (tmp_path / f"{name}.jsonl").write_text(lines, encoding="utf-8")
-    monkeypatch.setattr(bench_sets, "BUNDLED", tmp_path)
-    for name in ("prd-vicuna80", "pandalm"):
-        assert load_items([name], 20, None) == load_items([name], 20, DATA)
-
-
-@needs_data
-def test_the_readme_example_gives_the_exit_its_comment_says(tmp_path: Path) -> None:
-    import re
-    import shlex
-
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Benchmarking a judge on public labelled data") :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert block, "the section has a bash block"
-    line = block.group(1).replace("\\\n", " ").splitlines()[0]
-    command, _, comment = line.partition("#")
-    argv = [str(DATA) if a == "../shared/data" else a for a in shlex.split(command)]
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", *argv[1:]],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == int(comment.split("exit", 1)[1].split(":")[0]), done.stderr
-    assert "accuracy 0.500" in done.stdout and "position bias 1.000" in done.stdout
 
 
 @pytest.mark.parametrize("name", bench_sets.SETS)

@@ -228,7 +228,7 @@ V0 = Path(__file__).parent / "fixtures" / "store-v0"  # written by assay before 
 
 
 def test_a_store_judged_by_an_earlier_assay_resumes_with_zero_calls(
-    cli: Any, tmp_path: Path
+    cli: Any, tmp_path: Path, v0_judge_templates: None
 ) -> None:
     """The fixture store holds pairwise judgments of run 748d58cfaa2b's 4 pairs; with an
     expectation the candidate misses on the refund case, the 2 refund pairs are decided by

@@ -137,9 +137,10 @@ def human_labels(judge_labels: Path, dimension: str) -> list[dict[str, Any]]:
 
 
 def write_suite(tmp_path: Path, gate: str) -> Path:
-    """The candidate echoes the prompt, which is the reference: the judge prefers it."""
+    """The candidate echoes the prompt, which is the reference: the judge prefers it, by the
+    same margin on every case (16 cases: identical deltas need more than 6 to settle)."""
     write_jsonl(tmp_path / "suite-cases.jsonl",
-                [make_case(f"k{i}", prompt=GOOD, reference=GOOD) for i in range(6)])  # fmt: skip
+                [make_case(f"k{i}", prompt=GOOD, reference=GOOD) for i in range(16)])  # fmt: skip
     suite = tmp_path / "suite.toml"
     suite.write_text(
         'name = "calibrated"\ncases = "suite-cases.jsonl"\ntrials = 1\noutput = "out"\n'

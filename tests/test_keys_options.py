@@ -190,6 +190,7 @@ def test_each_corpus_check_names_the_method_of_its_figure(
     server = mock_server(judge_reply="schema")
     scoring = (
         'scorers = ["hallucination", { name = "groundedness", options = { judge = false } }]\n'
+        'corpus_decide = "estimate"\n'  # 3 cases: decided on the interval, nothing passes
         "[scoring.corpus]\nhallucination = { max = 1.0 }\ngroundedness = { min = 0.0 }\n"
     )
     suite = grounded_suite(tmp_path, scoring, f'base_url = "{server.url}"\n')
@@ -201,5 +202,5 @@ def test_each_corpus_check_names_the_method_of_its_figure(
     assert checks["groundedness"]["method"] == "lexical"
     assert "(lexical)" in checks["groundedness"]["reason"]
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert f"| corpus:hallucination:max | judge:{JUDGE} | pass |" in markdown
-    assert "| corpus:groundedness:min | lexical | pass |" in markdown
+    assert f"| corpus:hallucination:max | judge:{JUDGE} | estimate | pass |" in markdown
+    assert "| corpus:groundedness:min | lexical | estimate | pass |" in markdown

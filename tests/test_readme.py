@@ -8,6 +8,9 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,7 +79,8 @@ def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == expected, (argv, done.stdout, done.stderr)
         assert "no baseline comparison" in done.stdout, (argv, done.stdout)
     report = (tmp_path / "grounded-report" / "report.md").read_text(encoding="utf-8")
-    assert "| corpus:hallucination:max | lexical | fail | 1.000 | 0.200 | 4 |" in report
+    row = "| corpus:hallucination:max | lexical | interval | fail | 1.000 | [0.832, 1.000] | 0.200 | 20 |"
+    assert row in report
 
 
 def test_the_import_example_runs_as_written(tmp_path: Path) -> None:
@@ -157,3 +161,32 @@ def test_the_ci_section_runs_as_written(tmp_path: Path) -> None:
             prefix = line.split("...")[0]
             assert any(p.startswith(prefix) for p in printed), (line, printed)
     assert "## ❌ grounded: FAIL" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+EXTERNAL_DATA = ROOT / os.environ.get("ASSAY_EXTERNAL_DATA", "../shared/data")
+
+
+@pytest.mark.skipif(not EXTERNAL_DATA.is_dir(), reason="external data not available")
+def test_the_judge_bench_example_runs_as_written(tmp_path: Path, serve_folder: Any) -> None:
+    """The first `judge-bench` command, as written (no --data: the pinned files are fetched,
+    here from a mirror on 127.0.0.1 serving the third-party data folder, into the test's
+    ASSAY_CACHE), gives the exit and the figures its comment says."""
+    block = re.search(
+        r"```bash\n(.*?)```",
+        readme_section("## Benchmarking a judge on public labelled data"),
+        re.S,
+    )
+    assert block, "the section has a bash block"
+    line = block.group(1).replace("\\\n", " ").splitlines()[0]
+    command, _, comment = line.partition("#")
+    argv = shlex.split(command)
+    assert argv[:2] == ["assay", "judge-bench"] and "--data" not in argv
+    mirror = serve_folder(EXTERNAL_DATA)
+    env = {**os.environ, "NO_COLOR": "1", "ASSAY_JUDGE_BENCH_MIRROR": mirror.url}
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", *argv[1:]],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == int(comment.split("exit", 1)[1].split(":")[0]), done.stderr
+    assert "accuracy 0.500" in done.stdout and "position bias 1.000" in done.stdout
+    assert mirror.requests, "the sets' files were fetched from the mirror"

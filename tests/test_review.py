@@ -18,9 +18,9 @@ from assay.core.records import Comparison, Label, ScoreRow
 from assay.core.rubric import DEFAULT_RUBRIC
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
 from assay.review.queue import queue_order
-from assay.review.security import CONTENT_SECURITY_POLICY, SESSION_COOKIE, TOKEN_COOKIE
 from assay.store import Store
 from assay.store.review import ItemKey
+from assay.web.security import CONTENT_SECURITY_POLICY, session_cookie, token_cookie
 from conftest import make_case, write_jsonl
 
 METRICS = ["correctness", "autonomy", "actionability", "safety", "concision"]
@@ -383,7 +383,9 @@ def test_token_required_on_every_request(files: dict[str, Path]) -> None:
     assert bearer.status_code == 200
     once = client.get(f"/?token={TOKEN}&reviewer=ann")
     assert once.status_code == 303 and once.headers["location"] == "/?reviewer=ann"
-    cookie = next(c for c in once.headers.get_list("set-cookie") if c.startswith(TOKEN_COOKIE))
+    cookie = next(
+        c for c in once.headers.get_list("set-cookie") if c.startswith(token_cookie("review"))
+    )
     assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
     assert client.get("/item/0?reviewer=ann").status_code == 200  # the cookie carries it now
 
@@ -436,7 +438,7 @@ def test_posts_need_the_csrf_token(files: dict[str, Path]) -> None:
     assert client.post("/item/0", data={**form, "csrf": foreign}).status_code == 403
     # without a session cookie at all
     token = csrf_of(client.get("/item/0").text)
-    client.cookies.delete(SESSION_COOKIE)
+    client.cookies.delete(session_cookie("review"))
     assert client.post("/item/0", data={**form, "csrf": token}).status_code == 403
     assert ReviewStore(files["store"]).answers() == []
 

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 import assay
 from assay.core.errors import InputError
 from assay.core.records import ScoreRow
-from assay.core.suite import Threshold
+from assay.core.suite import CorpusThreshold, Threshold
 from assay.verdict.thresholds import parse_corpus
 from conftest import make_case, write_jsonl
 
@@ -120,8 +120,9 @@ def test_a_hallucinating_agent_fails_its_corpus_threshold(cli: Any, tmp_path: Pa
     assert (hallucination["value"], hallucination["bound"], hallucination["cases"]) == (1.0, 0.2, 3)
     assert checks["corpus:groundedness:min"]["status"] == "fail"
     out = tmp_path / "out"
+    # every case hallucinates: the interval's lower bound, 0.025^(1/3), lies above 0.2
     assert (
-        "| corpus:hallucination:max | lexical | fail | 1.000 | 0.200 | 3 |"
+        "| corpus:hallucination:max | lexical | interval | fail | 1.000 | [0.292, 1.000] | 0.200 | 3 |"
         in (out / "report.md").read_text()
     )
     junit = (out / "report.junit.xml").read_text()
@@ -129,14 +130,28 @@ def test_a_hallucinating_agent_fails_its_corpus_threshold(cli: Any, tmp_path: Pa
     assert "corpus:hallucination:max" in (out / "report.html").read_text()
 
 
-def test_a_faithful_agent_passes_its_corpus_threshold(cli: Any, tmp_path: Path) -> None:
+def test_a_faithful_agent_on_three_cases_is_inconclusive(cli: Any, tmp_path: Path) -> None:
+    """No case hallucinates, but 3 cases cannot show the corpus's rate is at most 0.2: the
+    interval's upper bound is 1 − 0.025^(1/3) = 0.708; 17 such cases would. Decided on the
+    estimate, the bounds pass."""
     suite = grounded_world(tmp_path, conditions=ONE_FAITHFUL, scoring=CORPUS)
     ran = cli("run", suite, "--store", tmp_path / "s.db", "--json")
-    assert ran.code == 0, ran.stderr
+    assert ran.code == 1, ran.stderr
+    assert ran.json()["release_gate"]["verdict"] == "INCONCLUSIVE"
     checks = checks_by_name(report_json(suite))
-    assert checks["corpus:hallucination:max"]["status"] == "pass"
-    assert checks["corpus:hallucination:max"]["value"] == 0.0
+    hallucination = checks["corpus:hallucination:max"]
+    assert hallucination["status"] == "inconclusive" and hallucination["value"] == 0.0
+    assert (hallucination["ci_low"], hallucination["ci_high"]) == (0.0, 0.707598)
+    assert hallucination["cases_needed"] == 17
     assert checks["corpus:groundedness:min"]["value"] == 1.0
+    estimate = grounded_world(
+        tmp_path, conditions=ONE_FAITHFUL, scoring='corpus_decide = "estimate"\n' + CORPUS
+    )
+    again = cli("run", estimate, "--store", tmp_path / "s.db", "--json")
+    assert again.code == 0, again.stderr
+    checks = checks_by_name(report_json(estimate))
+    assert checks["corpus:hallucination:max"]["status"] == "pass"
+    assert checks["corpus:hallucination:max"]["decide"] == "estimate"
 
 
 def test_the_grounding_threshold_option_is_the_same_corpus_check(cli: Any, tmp_path: Path) -> None:
@@ -268,12 +283,19 @@ def test_corpus_flag_parsing() -> None:
 def test_python_api_gates_a_single_system_with_corpus_thresholds(tmp_path: Path) -> None:
     rows = [ScoreRow.model_validate(r) for r in score_rows("prod", [4, 5, 3, 4])]
     result = assay.evaluate(scores=rows, weights={"correctness": 1.0}, corpus=["correctness>=4"])
-    assert result.passed and result.exit_code == 0
+    assert result.verdict == "INCONCLUSIVE" and result.exit_code == 1  # 4 cases: no PASS
     assert not result.summary().release_gate.baseline_compared
     [corpus] = [c for c in result.checks if c.name.startswith("corpus:")]
     assert (corpus.value, corpus.bound, corpus.cases) == (4.0, 4.0, 4)
+    estimate = CorpusThreshold(min=4, decide="estimate")
+    passed = assay.evaluate(
+        scores=rows, weights={"correctness": 1.0}, corpus={"correctness": estimate}
+    )
+    assert passed.passed and passed.exit_code == 0
     failed = assay.evaluate(
-        scores=rows, weights={"correctness": 1.0}, corpus={"correctness": Threshold(min=4.5)}
+        scores=rows,
+        weights={"correctness": 1.0},
+        corpus={"correctness": CorpusThreshold(min=4.5, decide="estimate")},
     )
     assert failed.verdict == "FAIL" and failed.exit_code == 1
     assert failed.report.baseline_compared is False
@@ -302,7 +324,9 @@ def test_run_corpus_flag_gates_the_suite(cli: Any, tmp_path: Path) -> None:
     assert bad.code == 2 and "--corpus" in bad.stderr
     assert not store.exists()  # refused before any call
     loose = cli("run", suite, "--store", store, "--corpus", "hallucination<=1", "--json")
-    assert loose.code == 0, loose.stderr
+    assert loose.code == 1, loose.stderr  # within the bound, but 3 cases cannot pass
+    [check] = [c for c in loose.json()["release_gate"]["checks"] if c["name"].startswith("corpus")]
+    assert (check["status"], check["bound"], check["cases_needed"]) == ("inconclusive", 1.0, 5)
     ran = cli("run", suite, "--store", store, "--corpus", "hallucination<=0.2", "--json")
     assert ran.code == 1, ran.stderr
     checks = {c["name"]: c for c in ran.json()["release_gate"]["checks"]}
@@ -314,7 +338,7 @@ def test_run_corpus_flag_gates_the_suite(cli: Any, tmp_path: Path) -> None:
 def test_single_condition_score_json_matches_its_schema(cli: Any, tmp_path: Path) -> None:
     scores = write_jsonl(tmp_path / "scores.jsonl", score_rows("prod", [4, 5, 3, 4]))
     ran = cli("score", scores, "--weights", "correctness=1", "--corpus", "correctness>=4", "--json")
-    assert ran.code == 0, ran.stderr
+    assert ran.code == 1, ran.stderr  # 4 cases: INCONCLUSIVE
     schema = cli("schema", "summary").json()
     assert not list(Draft202012Validator(schema).iter_errors(ran.json()))
 

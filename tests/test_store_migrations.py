@@ -90,6 +90,12 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "judge_benchmarks",
         "batches",
         "batch_requests",
+        "run_spend_roles",
+        "call_costs",
+        "run_results",
+        "run_cases",
+        "run_scores",
+        "run_cells",
     }
 
 
@@ -144,11 +150,7 @@ def test_rerunning_the_same_run_on_a_version_0_store_makes_no_calls(cli: Any, v0
     assert summary["run_spent_usd"] > 0  # the spend recorded before the upgrade is kept
 
 
-@pytest.mark.parametrize("name", sorted(JUDGE_RUNS))
-def test_rejudging_on_a_version_0_store_makes_no_judge_calls(
-    cli: Any, v0: Path, tmp_path: Path, name: str
-) -> None:
-    options, items = JUDGE_RUNS[name]
+def rejudge(cli: Any, v0: Path, tmp_path: Path, options: tuple[str, ...]) -> dict[str, Any]:
     result = cli(
         "judge",
         "--run",
@@ -164,9 +166,25 @@ def test_rejudging_on_a_version_0_store_makes_no_judge_calls(
         "--json",
     )
     assert result.code == 0, result.stderr
-    summary = result.json()
+    return dict(result.json())
+
+
+@pytest.mark.parametrize("name", sorted(JUDGE_RUNS))
+def test_rejudging_on_a_version_0_store_makes_no_judge_calls(
+    cli: Any, v0: Path, tmp_path: Path, name: str, v0_judge_templates: None
+) -> None:
+    options, items = JUDGE_RUNS[name]
+    summary = rejudge(cli, v0, tmp_path, options)
     assert summary["calls"] == 0 and summary["cache_hits"] == 0
     assert summary["resumed"] == summary["items"] == items
+
+
+def test_judgments_made_with_the_unfenced_prompts_are_made_again(
+    cli: Any, v0: Path, tmp_path: Path
+) -> None:
+    options, items = JUDGE_RUNS["direct"]
+    summary = rejudge(cli, v0, tmp_path, options)
+    assert summary["resumed"] == 0 and summary["calls"] == summary["items"] == items
 
 
 def test_a_store_from_a_newer_assay_is_refused_and_left_untouched(cli: Any, tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 `assay judge --rubric rubric.yaml --labels FILE` writes one number per criterion (1-3 here);
 `assay calibrate` bounds a safety dimension's true-positive rate only on PASS/FAIL labels,
 which is how the clinicians labelled the slice (labels.jsonl). This keeps the safety
-dimensions, maps the top score to PASS and anything lower to FAIL, and keeps each label's
-rater and prompt hash, so the calibration is stored for that judge configuration.
+dimensions, maps the top score to PASS and anything lower to FAIL (dropping the judge's
+rating scale, which a category has not), and keeps each label's rater and prompt hash, so the calibration is stored for that judge configuration.
 
     python examples/clinic-triage/verdicts.py judge-scores.labels.jsonl > judge-labels.jsonl
 """
@@ -27,6 +27,7 @@ def verdicts(lines: list[str], pass_from: float) -> list[dict[str, object]]:
         label = json.loads(line)
         if label["dimension"] in DIMENSIONS:
             label["value"] = "PASS" if float(label["value"]) >= pass_from else "FAIL"
+            label.pop("scale", None)  # the judge's rating scale; a verdict is a category
             out.append(label)
     return out
 

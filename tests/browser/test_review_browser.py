@@ -18,7 +18,7 @@ import pytest
 from chromium import launch, needs_chromium
 
 from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
-from assay.review.server import bind, make_server, url_of
+from assay.web.server import bind, make_server, url_of
 
 METRICS = ["correctness", "autonomy", "actionability", "safety", "concision"]
 TOKEN = "browser-test-token-123"

@@ -121,17 +121,19 @@ def test_budget_holds_under_faults_and_across_reruns(
     same = cli(*run_args(cases, server, out, store, *priced, "--budget-usd", "0.5"))
     assert same.code == 3 and same.json()["spent_usd"] <= 0.5 - summary["spent_usd"] + 1e-9
     assert same.json()["run_spent_usd"] <= 0.5
-    # Raising the budget finishes the remainder; the run in all stays within the cap.
+    # Raising the budget finishes the remainder; the run in all stays within the cap. (The
+    # timeouts and unreadable replies, which may have been billed, count at their worst case.)
     for _ in range(5):
-        more = cli(*run_args(cases, server, out, store, *priced, "--budget-usd", "1.5"))
-        assert more.json()["run_spent_usd"] <= 1.5
+        more = cli(*run_args(cases, server, out, store, *priced, "--budget-usd", "3"))
+        assert more.json()["run_spent_usd"] <= 3
         if more.code == 0:
             break
     assert more.code == 0
     trials = read_jsonl(out)
     check_records(trials, 80)
-    # Every answered call was paid once: the run's spend equals the sum over its trials.
-    assert sum(t["cost_usd"] for t in trials) == pytest.approx(more.json()["run_spent_usd"])
+    # Every answered call was paid once: the run's spend is the sum over its trials, and the
+    # worst cases counted for the failed calls whose trials a rerun answered since.
+    assert sum(t["cost_usd"] for t in trials) <= more.json()["run_spent_usd"] + 1e-9
 
 
 def _retry_gaps(server: Any) -> list[tuple[str, float]]:

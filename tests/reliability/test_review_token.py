@@ -1,6 +1,6 @@
 """The review app's token: a guessable one (twelve spaces, `aaaaaaaaaaaa`, a repeated
-pattern) is refused before the server starts, on loopback and on 0.0.0.0 alike, and the
-refusal suggests a random token that is accepted."""
+pattern, a common password) is refused before the server starts, on loopback and on 0.0.0.0
+alike, and the refusal suggests a random token that is accepted."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from assay.review.security import suggest_token, token_weakness
+from assay.web.security import suggest_token, token_weakness
 from conftest import make_case, write_jsonl
 
 WEAK = [" " * 12, "a" * 12, "aaaaaaaaaaaaaaaaaaaa", "abababab1212", "password1234 ", "\t" * 16,
-        "abcdefghijklmnop", "123456789012"]  # fmt: skip
+        "abcdefghijklmnop", "123456789012", "Password1234", "qwerty123456", "iloveyou1234",
+        "P@ssw0rd!2024", "Summer2024!!", "assayreview2024"]  # fmt: skip
 
 
 @pytest.fixture
@@ -47,6 +48,11 @@ def test_random_tokens_are_accepted() -> None:
         assert token_weakness(secrets.token_hex(16)) is None
         assert token_weakness(suggest_token()) is None
     assert token_weakness("s3cret-token-for-tests") is None
+    assert token_weakness(secrets.token_urlsafe(96)) is None  # longer than zxcvbn reads
+
+
+def test_a_common_password_is_named_as_such() -> None:
+    assert "common" in str(token_weakness("Password1234"))
 
 
 def test_no_token_beyond_loopback_suggests_one(files: list[str], cli: Any) -> None:

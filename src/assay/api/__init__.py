@@ -11,10 +11,11 @@ trials), `evaluate` (trials, score rows or a suite → verdict and report) and `
 models from comparisons and score rows); `import_results` (promptfoo results and Inspect AI
 logs as cases, trials and score rows). The command line parses flags, calls these and prints.
 
-Every function checks its arguments (a wrong type is an InputError naming the argument),
-works from a thread whose event loop is running (Jupyter, pytest-asyncio), and has an `async`
-twin named with an `a` in front: `await assay.aevaluate(...)`, `arun`, `ajudge`, ...
-(`assay.api.entry`).
+The functions got here (`assay.run`, `assay.api.evaluate`, ...) check their arguments against
+their type hints first (`api/arguments.py`): a wrong type is an InputError naming the argument.
+They work from a thread whose event loop is running (Jupyter, pytest-asyncio), and each has an
+`async` twin named with an `a` in front: `await assay.aevaluate(...)`, `arun`, `ajudge`, ...
+(`api/entry.py`).
 """
 
 from __future__ import annotations
@@ -109,17 +110,23 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """An API name, imported on first use: functions through `assay.api.entry.public`
-    (arguments checked, callable from a running event loop), `a`+name their async twins."""
+    """An API name, imported on first use: a function with its arguments checked
+    (`api/arguments.py`) and callable from a running event loop (`api/entry.py`), `a`+name
+    its async twin; cached in the module, so the next look-up finds it there."""
     base = name[1:] if name not in _HOME and name[1:] in _HOME else name
-    if base not in _HOME or (name != base and not base[0].islower()):
+    if base not in _HOME:
         raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
-    value = getattr(import_module(f"assay.api.{_HOME[base]}"), base)
-    if base[0].islower():
-        from assay.api.entry import public, twin
+    found = getattr(import_module(f"assay.api.{_HOME[base]}"), base)
+    if isinstance(found, type):
+        if name != base:  # twins are for functions only
+            raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+        return found
+    from assay.api.arguments import checked
+    from assay.api.entry import public, twin
 
-        value = public(value) if name == base else twin(value)
-    globals()[name] = value  # once: the next look-up finds it here
+    checks = checked(found, f"assay.{base}")
+    value = public(checks) if name == base else twin(checks)
+    globals()[name] = value
     return value
 
 

@@ -24,7 +24,8 @@ from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
 from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
 from assay.core.writable import Output, check_outputs
-from assay.store import DEFAULT_STORE
+from assay.store import DEFAULT_STORE, Store
+from assay.store.spend import Spend, run_spend
 from assay.verdict.analysis import join_cases
 from assay.verdict.config import EvalConfig, resolve
 from assay.verdict.names import check_config_metrics
@@ -118,6 +119,7 @@ def evaluate(
         ),
         calibration=calibrate_labels(Path(labels)) if labels is not None else None,
         output=out_path,
+        run_spend=_stored_spend(run, store_path),
     )
     result.evaluation.notes.extend(notes)
     if out_path is not None:
@@ -141,6 +143,17 @@ def _check_out(out: Path, suite: Suite | None, store: Path, *given: object) -> N
         inputs.extend(suite.inputs())
     files = tuple(REPORT_FILES.values())
     check_outputs([Output("--out", out, folder=True, files=files)], inputs)
+
+
+def _stored_spend(run: str | None, store: Path) -> Spend | None:
+    """What a stored run has cost in all, by role (its report shows it, as the run's did)."""
+    if run is None:
+        return None
+    handle = Store(store)
+    try:
+        return run_spend(handle, run)
+    finally:
+        handle.close()
 
 
 def _judge(

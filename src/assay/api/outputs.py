@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from assay.api.schemas import OUTPUT_MODELS, LazyModels
 from assay.core.records import Output
 from assay.importers.common import Tool
-from assay.verdict.checks import JudgeStatus, ReleaseGate
+from assay.verdict.checks import JudgeStatus, ReleaseGate, SpendFigures
 
 Number = float | None
 
@@ -27,7 +27,10 @@ Number = float | None
 class RunSummary(Output):
     """`assay run --json`: what the run did; with a suite, also the verdict and its checks
     (`release_gate`), the folder of the reports and whether its LLM judges ran (`judge`:
-    null when it configures none). `exit_code` is the command's."""
+    null when it configures none). `exit_code` is the command's. `spent_usd` (= `spend.total`)
+    is what this invocation's calls cost, judges' and scorers' included; `run_spent_usd` (=
+    `run_spend.total`) what the run has cost in all its invocations (what `--budget-usd`
+    caps)."""
 
     run_id: str
     total: int
@@ -38,6 +41,8 @@ class RunSummary(Output):
     cache_hits: int
     spent_usd: float
     run_spent_usd: float
+    spend: SpendFigures
+    run_spend: SpendFigures
     stopped: str | None
     output: str | None
     store: str
@@ -343,20 +348,41 @@ class ImportSummary(Output):
 Interval = list[float] | None
 
 
+class SubsetFigures(Output):
+    """A judge's accuracy and position consistency on one subset of a set (or all its items)."""
+
+    items: int
+    accuracy: Number
+    position_consistency: Number
+
+
+class SubsetMean(Output):
+    """The unweighted mean over a set's subsets, as the LLMBar paper reports its judges."""
+
+    accuracy: Number
+    position_consistency: Number
+
+
 class ReferenceJudge(Output):
-    """A published judge's figures on the whole set, from the verdicts its authors released."""
+    """A published judge's figures, from the verdicts its authors released, and the model
+    they ran. On a set of subsets (llmbar-adversarial) accuracy and position consistency are
+    the subsets' unweighted mean, as published; `subsets` each one's, `pooled` all items'."""
 
     set: str
     judge: str
+    model: str
     items: int
     accuracy: float
     position_consistency: float
+    subsets: dict[str, SubsetFigures] | None
+    pooled: SubsetFigures | None
     source: str
 
 
 class BenchSet(Output):
     """One set: accuracy (mean over both orders) and Cohen's κ against the gold labels,
-    position and length figures with their tests, 95% intervals, and the references."""
+    position and length figures with their tests, 95% intervals, and the references; on a
+    set of subsets (llmbar-adversarial) also each subset's figures and their mean."""
 
     items: int
     decided_by_rule: int
@@ -383,6 +409,8 @@ class BenchSet(Output):
     length_preference_z: Number
     length_preference_p: Number
     length_preference_flagged: bool
+    subsets: dict[str, SubsetFigures] | None
+    subset_mean: SubsetMean | None
     references: list[ReferenceJudge]
 
 

@@ -11,7 +11,8 @@ from assay.core.errors import EXIT_OK, InputError
 from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
 from assay.reports.model import Report
-from assay.verdict.checks import Check, ScoreSummary, Verdict
+from assay.store.spend import Spend
+from assay.verdict.checks import Check, ScoreSummary, SpendFigures, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.pipeline import Evaluation
 
@@ -45,6 +46,10 @@ class Result:
     run: RunResult | None = None
     output: Path | None = None
     written: list[Path] = field(default_factory=list)
+    spend: Spend = field(default_factory=Spend)
+    """What the evaluation's calls cost (judges after the run, model-backed scorers)."""
+    run_spend: Spend | None = None
+    """A suite run's: what the run has cost in all its invocations (summary.json, reports)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -81,8 +86,15 @@ class Result:
         return self.evaluation.exit_code
 
     def summary(self) -> ScoreSummary:
-        """`assay score --json` / summary.json: means, paired deltas, the release gate."""
-        return self.evaluation.analysis.summary()
+        """`assay score --json` / summary.json: means, paired deltas, the release gate (and a
+        suite run's spend)."""
+        summary = self.evaluation.analysis.summary()
+        spend = self._spend_figures()
+        return summary if spend is None else summary.model_copy(update={"spend": spend})
+
+    def _spend_figures(self) -> SpendFigures | None:
+        spend = self.run_spend
+        return SpendFigures(**spend.rounded()) if spend is not None else None
 
     @cached_property
     def report(self) -> Report:
@@ -104,6 +116,7 @@ class Result:
             calibration=self.calibration,
             cases_shown=config.drilldown,
             judge=config.judge,
+            spend=self._spend_figures(),
         )
 
     def write_reports(self, out: Path | None = None) -> list[Path]:

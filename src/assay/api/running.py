@@ -27,6 +27,7 @@ from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
 from assay.models.registry import ModelOptions
 from assay.store import DEFAULT_STORE, Store
+from assay.store.spend import Spend, run_spend
 
 if TYPE_CHECKING:
     # Imported where used: the evaluation after the run (numpy, the report models) is not
@@ -63,11 +64,18 @@ class RunOutcome:
             return EXIT_INCOMPLETE
         return self.evaluation.exit_code if self.evaluation is not None else 0
 
+    @property
+    def spend(self) -> Spend:
+        """What this invocation's calls cost, by role: the run's, then its evaluation's."""
+        after = self.evaluation.spend if self.evaluation is not None else Spend()
+        return self.run.spend.plus(after)
+
     def summary(self) -> RunSummary:
         """`assay run --json` (`assay schema run-summary`)."""
         from assay.api.outputs import RunSummary
+        from assay.verdict.checks import SpendFigures
 
-        result, evaluation = self.run, self.evaluation
+        result, evaluation, spend = self.run, self.evaluation, self.spend
         return RunSummary(
             run_id=result.run_id,
             total=result.total,
@@ -76,8 +84,10 @@ class RunOutcome:
             not_run=result.not_run,
             calls=result.calls,
             cache_hits=result.cache_hits,
-            spent_usd=round(result.spent_usd, 6),
+            spent_usd=round(spend.total or 0.0, 6),
             run_spent_usd=round(result.run_spent_usd, 6),
+            spend=SpendFigures(**spend.rounded()),
+            run_spend=SpendFigures(**result.run_spend.rounded()),
             stopped=result.stopped,
             output=str(self.request.output) if self.request.output else None,
             store=str(self.store),
@@ -254,10 +264,12 @@ def run(
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
     InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
     `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
+    from assay.api.arguments import checked
+
     loaded = load(suite)
     return execute_run(
         loaded,
-        run_request(loaded, **options),
+        checked(run_request, "assay.run")(loaded, **options),
         store=store,
         out=out,
         progress=progress,
@@ -436,6 +448,8 @@ def _evaluate_run(
             raise
         outcome.notes.extend(exc.messages)  # the incomplete run is the news; 3 wins
     finally:
+        handle.flush()  # the evaluation's spend counts in the run's
+        outcome.run.run_spend = run_spend(handle, outcome.run.run_id)
         handle.close()
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.api.recording import record_results
 from assay.api.results import Judged, Result
 from assay.core.cases import CaseFile
 from assay.core.errors import Incomplete, InputError
@@ -20,6 +21,7 @@ from assay.engine import RunRequest, run_caller
 from assay.engine.calls import Caller
 from assay.reports.files import COMPARISONS, DETERMINISTIC, SCORES, SUMMARY, TRIALS
 from assay.store import Store
+from assay.store.spend import Spend, run_spend
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
@@ -59,6 +61,7 @@ def evaluate_run(
     judging = dataclasses.replace(request.settings, batch=suite.judge.batch)  # [judge] batch
     judge_caller = run_caller(store, run_id, judging, cap)
     judged = judge_trials(suite, cases, trials, store, judge_caller, ahead)
+    scorer_caller = judge_caller.for_role("scorers")  # the same budget, spend of its own
     scale = Rubric.from_weights(scale=config.scale) if judged.scores else None
     try:
         evaluation = evaluate_inputs(
@@ -71,7 +74,7 @@ def evaluate_run(
             ),
             config,
             store=store.path,
-            caller=judge_caller,  # the model-backed scorers call judges (grounding)
+            caller=scorer_caller,  # the model-backed scorers call judges (grounding)
         )
     except InputError as exc:
         if not judged.exit_code:
@@ -83,7 +86,13 @@ def evaluate_run(
         ) from None
     evaluation.notes.extend(notes)
     store.flush()
-    result = Result(evaluation=evaluation, judged=judged, output=config.output)
+    result = Result(
+        evaluation=evaluation,
+        judged=judged,
+        output=config.output,
+        spend=Spend(judges=judge_caller.spent, scorers=scorer_caller.spent),
+        run_spend=run_spend(store, run_id),  # flushed above: every call of the run so far
+    )
     folder = config.output
     assert folder is not None  # a suite's config always has one
     write_jsonl(folder / TRIALS, lines if lines is not None else map(model_line, trials))
@@ -96,6 +105,15 @@ def evaluate_run(
     with atomic_writer(folder / SUMMARY) as handle:
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
+    record_results(
+        store,
+        run_id,
+        suite.name,
+        pinned_catalogue(suite, cases),
+        evaluation,
+        result.report,
+        judged.scores,
+    )
     return result
 
 

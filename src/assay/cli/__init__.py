@@ -27,6 +27,7 @@ import sys
 import typer
 
 from assay.cli.app import app
+from assay.cli.output import err
 from assay.core.environ import set_cli_defaults
 from assay.core.errors import EXIT_INCOMPLETE, AssayError
 from assay.core.redact import scrub
@@ -45,9 +46,10 @@ atexit.register(gc.freeze)
 
 
 def fail(exc: AssayError) -> None:
-    """Print an error's messages (scrubbed) and exit with its code."""
+    """Print an error's messages (scrubbed; inert on GitHub Actions: `output.err`) and exit
+    with its code."""
     for message in getattr(exc, "messages", [str(exc)]):
-        sys.stderr.write(scrub(message) + "\n")
+        err(scrub(message))
     sys.exit(exc.exit_code)
 
 

@@ -39,7 +39,10 @@ def _ci(interval: list[float] | None) -> str:
 def print_bench(data: dict[str, Any]) -> None:
     for name, f in data["sets"].items():
         out(f"{name}: {f['items']} items, judge {data['judge']}")
-        out(f"  accuracy {_num(f['accuracy'])}{_ci(f['accuracy_ci'])} (mean over both orders);")
+        pooled = ", pooled over the subsets' items" if f.get("subsets") else ""
+        out(
+            f"  accuracy {_num(f['accuracy'])}{_ci(f['accuracy_ci'])} (mean over both orders{pooled});"
+        )
         out(
             f"  after the swap rule {_num(f['verdict_accuracy'])}{_ci(f['verdict_accuracy_ci'])};"
             f" kappa {_num(f['kappa'])}{_ci(f['kappa_ci'])}"
@@ -56,10 +59,25 @@ def print_bench(data: dict[str, Any]) -> None:
             f" of {f['length_decided_comparisons']} (p {_num(f['length_preference_p'])}"
             f"{', FLAGGED' if f['length_preference_flagged'] else ''})"
         )
-        for ref in f["references"]:
+        if f.get("subsets"):
+            parts = ", ".join(
+                f"{k} {_num(v['accuracy'])} ({v['items']})" for k, v in f["subsets"].items()
+            )
+            mean = f["subset_mean"]
             out(
-                f"  reference {ref['judge']}: accuracy {ref['accuracy']:.3f}, position"
-                f" consistency {ref['position_consistency']:.3f} (whole set, {ref['items']} items)"
+                f"  per subset: accuracy {parts}; mean of subsets: accuracy"
+                f" {_num(mean['accuracy'])}, position consistency"
+                f" {_num(mean['position_consistency'])} (as the references below)"
+            )
+        for ref in f["references"]:
+            if ref["subsets"]:
+                parts = ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in ref["subsets"].items())
+                scope = f"mean of subsets: {parts}; {ref['items']} items"
+            else:
+                scope = f"whole set, {ref['items']} items"
+            out(
+                f"  reference {ref['judge']} ({ref['model']}): accuracy {ref['accuracy']:.3f},"
+                f" position consistency {ref['position_consistency']:.3f} ({scope})"
             )
     out(
         f"{data['calls']} judge calls, {data['cache_hits']} from the call cache,"
@@ -95,7 +113,17 @@ def judge_bench(
     ] = None,
     data: Annotated[
         Path | None,
-        typer.Option(help="Read the full public sets from this folder (their public layout)."),
+        typer.Option(
+            help="Read the sets from this folder (their public layout) instead of fetching"
+            " their pinned upstream files."
+        ),
+    ] = None,
+    mirror: Annotated[
+        str | None,
+        typer.Option(
+            help="Fetch the sets' pinned files from this URL (serving their public layout)"
+            " instead of their upstream repositories [env: ASSAY_JUDGE_BENCH_MIRROR]."
+        ),
     ] = None,
     min_accuracy: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="Exit 1 when a set's accuracy is lower.")
@@ -131,7 +159,11 @@ def judge_bench(
     human-majority label (mean over both orders, ties as the set defines them), Cohen's
     kappa, position consistency, first-position share and length preference with their
     tests, each with a 95% interval, next to published judges' figures on the same set.
-    position bias = |first-position wins - second-position wins| / two-order comparisons."""
+    position bias = |first-position wins - second-position wins| / two-order comparisons.
+
+    Without --data, the sets' pinned public files are fetched once from their upstream
+    repositories (or --mirror), checked by SHA-256 and cached under ~/.cache/assay/judge-bench
+    (ASSAY_CACHE moves it)."""
     from assay.api.judgebench import SETS, bench_summary, load_items
     from assay.api.judgebench import judge_bench as bench_api
     from assay.api.judgebench.run import check_bench_outputs
@@ -152,7 +184,7 @@ def judge_bench(
         allow_unmetered=allow_unmetered,
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
     )
-    items = load_items(sets or SETS, limit, data)
+    items = load_items(sets or SETS, limit, data, mirror)
     with progress(len(items), "judged") as tick:
         result = bench_api(
             judge,

@@ -13,8 +13,9 @@ Corpus = Annotated[
     typer.Option(
         help="A corpus threshold on the gated condition, METRIC<=X or METRIC>=X (e.g."
         " hallucination<=0.2; repeatable): the mean over its cases (each case's mean over its"
-        " trials) must stay within it. Replaces the suite's [scoring.corpus] bound of that"
-        " metric.",
+        " trials) must stay within it, by default its whole 95% interval over cases (else"
+        ' INCONCLUSIVE; [scoring] corpus_decide = "estimate" decides on the mean). Replaces'
+        " the suite's [scoring.corpus] bound of that metric.",
     ),
 ]
 

@@ -10,7 +10,7 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.options import Corpus
-from assay.cli.output import err, out
+from assay.cli.output import annotate, err, out
 from assay.store import DEFAULT_STORE
 
 
@@ -98,7 +98,7 @@ def report(
         out(f"wrote {path}")
     published = publish(result)  # $GITHUB_STEP_SUMMARY, and annotations on GitHub Actions
     for line in published.annotations:
-        out(line)
+        annotate(line)
     for line in published.warnings:
         err(line)
     decided = result.evaluation.analysis.gate

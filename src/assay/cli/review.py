@@ -53,30 +53,17 @@ def _serve(
     token: str | None,
     store: Path,
 ) -> None:
-    from assay.review import (
-        ReviewConfig,
-        ReviewStore,
-        create_app,
-        is_loopback,
-        open_review_set,
-        suggest_token,
-        token_weakness,
-    )
+    from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
     from assay.review.items import parse_mode
-    from assay.review.server import bind, serve, url_of
+    from assay.web.security import check_listening
+    from assay.web.server import bind, serve, url_of
 
-    weakness = token_weakness(token) if token is not None else None
-    if weakness is not None:
-        raise InputError(
-            f"ERROR: --token: {weakness}. A random token, for example: --token {suggest_token()}"
-        )
-    if not is_loopback(host) and token is None:
-        raise InputError(
-            f"ERROR: --host {host}: refusing to listen beyond loopback without --token: anyone"
-            " on the network could read the responses and write answers. Pass --token TOKEN"
-            f" (a random one, for example: --token {suggest_token()}; or set"
-            " ASSAY_REVIEW_TOKEN), or keep the default --host 127.0.0.1."
-        )
+    check_listening(
+        host,
+        token,
+        "ASSAY_REVIEW_TOKEN",
+        "read the responses and write answers",
+    )
     review = open_review_set(
         trials_path=trials, cases_path=cases, run_id=run, store_path=store, a=a, b=b, mode=mode
     )

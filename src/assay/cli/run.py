@@ -9,11 +9,12 @@ import typer
 
 from assay.cli.app import app
 from assay.cli.options import Corpus
-from assay.cli.output import err, out, print_json, progress
+from assay.cli.output import annotate, err, out, print_json, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
 from assay.store import DEFAULT_STORE
+from assay.store.spend import ROLES, Spend
 
 if TYPE_CHECKING:
     from assay.api.running import RunOutcome
@@ -28,6 +29,12 @@ def run_default(key: str) -> str:
     return f"default {getattr(RUN, key):g}, or the suite's [run] {key}"
 
 
+def spend_text(spend: Spend, what: str) -> str:
+    """`$0.1259 spent (system $0.0016, judges $0.1243, scorers $0.0000)` for what="spent"."""
+    roles = ", ".join(f"{role} ${getattr(spend, role):.4f}" for role in ROLES)
+    return f"${spend.total or 0.0:.4f} {what} ({roles})"
+
+
 def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     """Print what the run did, plainly (or as JSON), then the suite's verdict."""
     result = outcome.run
@@ -38,7 +45,8 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             f"run {result.run_id}: {result.answered + result.resumed}/{result.total} trials"
             f" answered ({result.resumed} already in the store, {result.cache_hits} from the call"
             f" cache), {result.errored} errored, {result.not_run} not run; {result.calls} model"
-            f" calls, ${result.spent_usd:.4f} spent (${result.run_spent_usd:.4f} by this run in all)"
+            f" calls, {spend_text(outcome.spend, 'spent')};"
+            f" {spend_text(result.run_spend, 'by this run in all')}"
         )
     for line in result.errors:
         err(f"ERROR: trial {line}")
@@ -89,7 +97,7 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
 
         published = publish(evaluation)  # $GITHUB_STEP_SUMMARY; annotations on GitHub Actions
         for line in published.annotations:
-            say(line)
+            annotate(line, stderr=as_json)
         for line in published.warnings:
             err(line)
 

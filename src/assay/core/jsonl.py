@@ -274,6 +274,26 @@ def atomic_writer(path: Path) -> Iterator[IO[str]]:
         raise
 
 
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (readers see no file, the old one or the whole new
+    one); a path that cannot be written is an InputError naming it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary_beside(path)
+    except OSError as exc:
+        raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 json_line = json.JSONEncoder(ensure_ascii=False).encode
 """`json.dumps(value, ensure_ascii=False)`: the same text from one encoder made once, not
 one per call (a few microseconds per row of a JSONL file of thousands)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the assay package
@@ -13,3 +14,11 @@ def examples_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("the bundled examples are missing from this installation")
+
+
+def cache_root() -> Path:
+    """Where assay keeps what it fetches or assembles: `ASSAY_CACHE` when set, else
+    `$XDG_CACHE_HOME/assay`, else `~/.cache/assay`."""
+    if os.environ.get("ASSAY_CACHE"):
+        return Path(os.environ["ASSAY_CACHE"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay"

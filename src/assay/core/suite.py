@@ -23,9 +23,17 @@ from pydantic import (
 from assay.core.cases import check_pinned, load_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.money import price_values
 from assay.core.records import Case
 
 DEFAULT_MODEL = "llamacpp:gemma-3-270m"
+
+
+def _checked_price(value: str | None) -> str | None:
+    """A suite's price text, checked as `--price` is (`price_values`), kept as written."""
+    if value is not None:
+        price_values(value)
+    return value
 
 
 class SuiteModel(BaseModel):
@@ -49,6 +57,12 @@ class RunSection(SuiteModel):
     base_url: str | None = None
     price: str | None = None
     executor: Literal["local", "ray"] = "local"
+
+    @field_validator("price")
+    @classmethod
+    def _price(cls, value: str | None) -> str | None:
+        return _checked_price(value)
+
     ray_address: str | None = None
     batch: bool = False
     batch_poll_s: float = Field(default=30.0, gt=0)
@@ -96,6 +110,11 @@ class JudgeSection(SuiteModel):
     output: str | None = None
     batch: bool = False
 
+    @field_validator("price")
+    @classmethod
+    def _price(cls, value: str | None) -> str | None:
+        return _checked_price(value)
+
 
 class ScorerEntry(SuiteModel):
     """[[scoring.scorers]]: a deterministic scorer by registry name, with its options."""
@@ -118,6 +137,19 @@ class Threshold(SuiteModel):
         return self
 
 
+CorpusDecision = Literal["interval", "estimate"]
+"""How a corpus bound is decided: on the confidence interval over cases (`interval`: `min`
+passes when the lower bound is at or above it, `max` when the upper bound is at or below)
+or on the mean alone (`estimate`)."""
+
+
+class CorpusThreshold(Threshold):
+    """A corpus bound (`[scoring.corpus]`): a threshold and how it is decided (`decide`;
+    unset: `[scoring] corpus_decide`)."""
+
+    decide: CorpusDecision | None = None
+
+
 class ScoringSection(SuiteModel):
     """[scoring]: deterministic scorers, rubric weights and scale, per-case thresholds.
 
@@ -126,7 +158,9 @@ class ScoringSection(SuiteModel):
     `thresholds` maps a metric to a minimum (`citation_coverage = 1.0`) or a table
     (`latency_s = {max = 5}`); every case of the gated condition must meet them.
     `corpus` takes the same forms (`hallucination = {max = 0.2}`) and bounds the mean over
-    the gated condition's scored cases (each case's mean over its trials first).
+    the gated condition's scored cases (each case's mean over its trials first), decided on
+    its confidence interval over cases unless `decide = "estimate"` (in the bound's table,
+    or `corpus_decide` for every bound that does not say).
     """
 
     scorers: list[ScorerEntry] = Field(default_factory=list)
@@ -134,7 +168,8 @@ class ScoringSection(SuiteModel):
     weights: dict[str, float] | None = None
     scale: list[float] = Field(default_factory=lambda: [1.0, 5.0], min_length=2, max_length=2)
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
-    corpus: dict[str, Threshold] = Field(default_factory=dict)
+    corpus: dict[str, CorpusThreshold] = Field(default_factory=dict)
+    corpus_decide: CorpusDecision = "interval"
 
     @field_validator("scorers", mode="before")
     @classmethod

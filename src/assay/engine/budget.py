@@ -36,6 +36,7 @@ class Budget:
         self.spent = spent_usd
         self.parent = parent
         self.reserved = 0.0
+        self.parked = 0.0  # reservations of calls waiting to add to them (`reserve_when_settled`)
         self.exhausted = False
         self.overrun: str | None = None  # why no new call may start (a call cost too much)
         self._settled: list[asyncio.Future[None]] = []
@@ -60,22 +61,37 @@ class Budget:
             self.parent._hold(amount)
 
     def _idle(self) -> bool:
-        """Nothing in flight here or in the parents could free room."""
-        if self.reserved > TOLERANCE:
+        """Nothing in flight here or in the parents could free room (the reservations of
+        calls waiting to add to them cannot settle while they wait: `parked`)."""
+        if self.reserved - self.parked > TOLERANCE:
             return False
         return self.parent is None or self.parent._idle()
 
-    async def reserve_when_settled(self, amount: float) -> bool:
+    def _park(self, amount: float) -> None:
+        """Count `amount` as held by a waiting call (negative: no longer); the calls waiting
+        look again (what they wait for may now be nothing that can settle)."""
+        self.parked += amount
+        if self.parent is not None:
+            self.parent._park(amount)
+        self._wake()
+
+    async def reserve_when_settled(self, amount: float, own: float = 0.0) -> bool:
         """Hold `amount`, waiting for calls in flight to settle when it does not fit yet.
 
         Worst cases are far above real costs, so a reservation refused while others are in
-        flight usually fits once they settle. False only when nothing in flight can free it.
+        flight usually fits once they settle. False only when nothing in flight can free it
+        (`own`: what the asking call holds already, e.g. a retry adding to its reservation;
+        it does not count as in flight while the call waits).
         """
-        while not self._fits(amount):
-            if self._idle() or self._overrun() is not None:
-                self.exhausted = True
-                return False
-            await self._next_settle()
+        self._park(own)
+        try:
+            while not self._fits(amount):
+                if self._idle() or self._overrun() is not None:
+                    self.exhausted = True
+                    return False
+                await self._next_settle()
+        finally:
+            self._park(-own)
         self._hold(amount)
         return True
 

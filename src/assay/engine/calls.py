@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import random
 from collections.abc import Callable, Sequence
@@ -12,6 +13,7 @@ from assay.core.memo import ByObject
 from assay.core.redact import scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
+from assay.engine.costs import Priciest, Tally, one_turn
 from assay.engine.executors import Executor, LocalExecutor
 from assay.engine.limiter import AdaptiveLimiter
 from assay.engine.plan import canonical_json, sha256_text
@@ -21,7 +23,7 @@ from assay.models.registry import is_agent, model_price
 from assay.store import Store
 from assay.store.lease import this_process
 from assay.store.servers import queue_form, remembered_form
-from assay.store.spend import hold_reservation, queue_release, queue_spend
+from assay.store.spend import Role, hold_reservation, queue_release, queue_spend
 
 if TYPE_CHECKING:
     # tenacity is imported by the first retry, not with the engine: most runs never retry,
@@ -152,17 +154,6 @@ class _RetryAfterTooLong:
         return self.exceeds(state.outcome.exception() if state.outcome else None)
 
 
-@dataclasses.dataclass(slots=True)
-class _Tally:
-    """One call's reservation (None without a limit) and what its attempts have cost."""
-
-    reserved: float | None
-    cost: float = 0.0
-
-    def left(self) -> float | None:
-        return None if self.reserved is None else self.reserved - self.cost
-
-
 class Caller:
     """Makes model calls for one run; shared by all its workers.
 
@@ -182,8 +173,11 @@ class Caller:
         executor: Executor | None = None,
         ledger: str | None = None,
         batch: BatchCollector | None = None,
+        role: Role = "system",
     ) -> None:
         self.store = store
+        self.role = role  # whose calls these are: the spend is recorded under it
+        self.spent = 0.0  # what this caller's calls have cost
         self.executor: Executor = executor if executor is not None else LocalExecutor()
         self.ledger = ledger  # a run id: real spend is recorded in the store under it
         self.batch = batch  # --batch: calls to models with a batch API go through it
@@ -193,7 +187,7 @@ class Caller:
         self._too_long = _RetryAfterTooLong(backoff_max_s)
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._concurrency = concurrency
-        self._priciest: dict[str, float] = {}  # spec -> the most one call has cost
+        self._priciest = Priciest(store)  # spec -> the most one call has cost
         self._checked: dict[int, BaseException | None] = {}  # id(model) -> its server check
         self._checking: dict[int, asyncio.Task[None]] = {}
         self._forms: dict[int, str | None] = {}  # id(served model) -> the form the store holds
@@ -205,20 +199,29 @@ class Caller:
         self.cache_hits = 0
         self.secrets = secret_values()  # read once: the environment's keys when the run starts
 
-    def sharing(self, budget: Budget) -> Caller:
+    def sharing(self, budget: Budget, role: Role) -> Caller:
         """A caller for other work of the same run (the suite's judges, pipelined with it):
         the same store (its cache), ledger, per-model limiters and retry settings, metered
-        by `budget` (one drawing on this caller's, `Budget.within`); its own call counts.
-        Calls run here, not on this caller's executor, as the judges' always have."""
+        by `budget` (one drawing on this caller's, `Budget.within`); its own call counts and
+        spend, recorded under `role`. Calls run here, not on this caller's executor, as the
+        judges' always have."""
         other = Caller(
             self.store,
             budget,
             concurrency=self._concurrency,
             retries=self.retries,
             ledger=self.ledger,
+            role=role,
         )
         other.backoff, other._too_long = self.backoff, self._too_long
         other._limiters, other._priciest = self._limiters, self._priciest
+        return other
+
+    def for_role(self, role: Role) -> Caller:
+        """This caller (its budget, cache, batches, limiters, server checks) for calls of
+        another role: their spend is recorded, and counted, under `role`."""
+        other = copy.copy(self)
+        other.role, other.spent, other.calls, other.cache_hits = role, 0.0, 0, 0
         return other
 
     def limiter(self, model: Model) -> AdaptiveLimiter:
@@ -238,35 +241,49 @@ class Caller:
                 return without_secrets(Response(**hit), self.secrets)
         await self._ready(model)
         reserved = await self._reserve(model, request)
-        tally = _Tally(reserved if self.budget.limit is not None else None)
+        tally = Tally(reserved, self.budget.limit is not None, turn=one_turn(model, reserved))
         # A batched call's durable record is its batch in the store (a rerun collects and
         # pays for it), so it holds no reservation that a rerun would count as spent.
-        held = None if self._batched(model) else self._hold(reserved)
+        if not self._batched(model):
+            self._hold(tally, reserved)
         answered = stopped = False
         try:
-            response, recorded = _scrubbed(
-                await self._answer(model, request, tally, key), self.secrets
-            )
-            tally.cost += response.cost_usd or 0.0
+            response = await self._answer(model, request, tally, key)
+            counted = tally.charge(response.cost_usd)
+            if tally.cost != (response.cost_usd or 0.0):
+                # a cost not to be trusted (its worst case), or failed attempts that cost too:
+                # the answer records what the call counts as
+                response = dataclasses.replace(response, cost_usd=tally.cost or counted)
+            response, recorded = _scrubbed(response, self.secrets)
             answered = True
+        except ModelError as exc:
+            exc.counted_usd = tally.cost  # what the failed call counts as (its trial's cost)
+            raise
         except asyncio.CancelledError:
             stopped = True  # in flight when the run was stopped: it may be billed all the same
             raise
         finally:
-            self.budget.settle(reserved, tally.cost)
-            if tally.cost and self.ledger is not None:
-                queue_spend(self.store, self.ledger, tally.cost)
-            if held is not None and not stopped:  # settled with the spend, in one commit
-                queue_release(self.store, held)
-            if answered or tally.cost:
-                self._priciest[model.spec] = max(self._priciest.get(model.spec, 0.0), tally.cost)
-            self.budget.overran(model.spec, reserved, tally.cost)
+            self._settle(model, tally, answered, stopped)
         if use_cache:
             self.store.queue_cache(key, recorded)
         self._remember_form(model)
         return response
 
-    async def _answer(self, model: Model, request: Request, tally: _Tally, key: str) -> Response:
+    def _settle(self, model: Model, tally: Tally, answered: bool, stopped: bool) -> None:
+        """Release the call's reservation at what it cost, recorded under this caller's role
+        with the release (one commit); a call stopped in flight keeps its durable one."""
+        self.budget.settle(tally.held, tally.cost)
+        self.spent += tally.cost
+        if tally.cost and self.ledger is not None:
+            queue_spend(self.store, self.ledger, tally.cost, self.role)
+        if not stopped:
+            for held in tally.holds:
+                queue_release(self.store, held)
+        if answered or tally.seen:
+            self._priciest.saw(model.spec, tally.seen)
+        self.budget.overran(model.spec, tally.held, tally.cost)
+
+    async def _answer(self, model: Model, request: Request, tally: Tally, key: str) -> Response:
         """A direct call with retries, or (`--batch`, a model with a batch API) the answer
         from a provider batch: no per-call timeout, limiter or retry (a request its batch
         did not answer is an error now and is submitted again by the next run)."""
@@ -280,14 +297,14 @@ class Caller:
         """Whether the model's calls go through its provider's batch API (`--batch`)."""
         return self.batch is not None and self.batch.api(model) is not None
 
-    def _hold(self, reserved: float) -> int | None:
-        """Record the reservation in the store before the call is sent (with a budget and a
+    def _hold(self, tally: Tally, amount: float) -> None:
+        """Record a reservation in the store before the call is sent (with a budget and a
         run to charge): if this process is killed with the call in flight, the call may be
         billed but never recorded, so the next invocation counts the reservation as spent
-        (store/spend.py). None when there is nothing to record."""
-        if self.ledger is None or self.budget.limit is None or reserved <= 0:
-            return None
-        return hold_reservation(self.store, self.ledger, this_process(), reserved)
+        (store/spend.py). Nothing is recorded when there is nothing to record."""
+        if self.ledger is None or self.budget.limit is None or amount <= 0:
+            return
+        tally.holds.append(hold_reservation(self.store, self.ledger, this_process(), amount))
 
     async def _ready(self, model: Model) -> None:
         """Before a served model's first call that reaches its server: check the server once
@@ -341,10 +358,11 @@ class Caller:
         """Hold the call's reservation, or raise BudgetExhausted.
 
         A priced model's call reserves its price's worst case. An agent's call (`is_agent`) or
-        an unpriced one reserves at least that and the most one of its calls has cost so far,
-        and up to a `concurrency`-th of what is left; until one of its calls has answered or
-        reported a cost, a call runs alone with all that is left. The call is told its
-        reservation (`Request.budget_usd`, claude's `--max-budget-usd`).
+        an unpriced one reserves at least that and the most one of its calls has cost (in this
+        store, so also in an earlier invocation: `Priciest`), and up to a `concurrency`-th of
+        what is left; until one of its calls has answered or reported a cost, a call runs
+        alone with all that is left. The call is told its reservation (`Request.budget_usd`,
+        claude's `--max-budget-usd`).
         """
         price: Price | None = model_price(model)
         worst = price.worst_case(request) if price is not None else 0.0
@@ -354,7 +372,7 @@ class Caller:
             return worst
 
         def least() -> float | None:
-            known = self._priciest.get(model.spec)
+            known = self._priciest.get(model.spec)  # in this process, else in the store
             return None if known is None else max(worst, known)
 
         held = await self.budget.reserve_share(least, self._concurrency)
@@ -367,7 +385,7 @@ class Caller:
         broken JSON), so a later run must ask the model again rather than replay it."""
         self.store.queue_uncache(cache_key(model.identity(), request))
 
-    async def _with_retries(self, model: Model, request: Request, tally: _Tally) -> Response:
+    async def _with_retries(self, model: Model, request: Request, tally: Tally) -> Response:
         """The first attempt runs bare (the common case costs no retry machinery); after a
         retryable failure tenacity retries with backoff, never sooner than Retry-After."""
         limiter = self.limiter(model)
@@ -396,10 +414,14 @@ class Caller:
         raise AssertionError("unreachable")  # pragma: no cover  (reraise=True)
 
     async def _attempt(
-        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: _Tally
+        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: Tally
     ) -> Response:
         """One call within the model's concurrency limit and the per-call timeout, told what
-        is left of its reservation; a failed attempt's reported cost is counted."""
+        is left of its reservation; a failed attempt's reported cost is counted (one that may
+        have been billed unreported, at its worst case: a retry of a one-turn call then
+        reserves its worst case again, `_top_up`)."""
+        if tally.turn is not None and tally.worst() < tally.turn - TOLERANCE:
+            await self._top_up(tally, tally.turn - tally.worst())
         request.budget_usd = tally.left()
         if tally.cost and request.budget_usd is not None and request.budget_usd <= TOLERANCE:
             # (a free model's call reserves $0 and may always go ahead)
@@ -421,6 +443,15 @@ class Caller:
                         self._open.add(id(model))
                     return response
         return await self._send(model, request, limiter, tally)
+
+    async def _top_up(self, tally: Tally, amount: float) -> None:
+        """Add `amount` to a call's reservation for another attempt (waiting for calls in
+        flight to settle, not for its own); when the budget cannot hold it, the call fails
+        (it records what it counted, and the budget stops the next trial)."""
+        if not await self.budget.reserve_when_settled(amount, own=tally.held):
+            raise ModelError("the budget cannot cover another attempt of this call")
+        tally.held += amount
+        self._hold(tally, amount)
 
     def _alone(self, model: Model, request: Request) -> bool:
         """Whether this call must go alone: the first answered call of a model its server does
@@ -446,7 +477,7 @@ class Caller:
         return held[1]
 
     async def _send(
-        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: _Tally
+        self, model: Model, request: Request, limiter: AdaptiveLimiter, tally: Tally
     ) -> Response:
         await limiter.acquire()
         self.calls += 1
@@ -454,9 +485,10 @@ class Caller:
             async with asyncio.timeout(request.timeout_s):
                 response = await self.executor.generate(model, request)
         except TimeoutError:
+            tally.charge(None, billed=True)  # it may have been billed: at its worst case
             raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
         except ModelError as exc:
-            tally.cost += exc.cost_usd or 0.0
+            tally.charge(exc.cost_usd, exc.billed)
             if exc.overload:
                 limiter.on_overload()
             raise

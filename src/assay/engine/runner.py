@@ -20,7 +20,7 @@ from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
 from assay.models.base import Message, Model, ModelError, Request, Response, ServerMismatch
 from assay.store import Store, now_iso
-from assay.store.spend import spent_so_far
+from assay.store.spend import Spend, run_spend, spent_so_far
 
 FLUSH_EVERY_S = 0.2
 FLUSH_EVERY_ROWS = 512
@@ -58,11 +58,23 @@ class RunResult:
     not_run: int = 0
     calls: int = 0
     cache_hits: int = 0
-    spent_usd: float = 0.0
-    run_spent_usd: float = 0.0
+    spend: Spend = field(default_factory=Spend)
+    """What this invocation's calls cost, by role (the judges pipelined with the run too)."""
+    run_spend: Spend = field(default_factory=Spend)
+    """What the run has cost in all its invocations, by role (`store.spend.run_spend`)."""
     stopped: str | None = None
     overrun: str | None = None  # why the budget stopped new calls early (a call cost too much)
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def spent_usd(self) -> float:
+        """What this invocation's calls cost, every role's."""
+        return self.spend.total or 0.0
+
+    @property
+    def run_spent_usd(self) -> float:
+        """What the run has cost in all its invocations (the budget's figure)."""
+        return self.run_spend.total or 0.0
 
     @property
     def exit_code(self) -> int:
@@ -89,7 +101,7 @@ class Follower(Protocol):
 
     @property
     def spent_usd(self) -> float:
-        """What its calls have spent (counted in the run's budget, not the run's spend)."""
+        """What its calls have spent (counted in the run's budget, as the judges' spend)."""
 
 
 F = TypeVar("F", bound=Follower)
@@ -183,7 +195,7 @@ class Engine:
     async def run(self, run_id: str, items: Iterable[WorkItem], total: int) -> RunResult:
         """Produce every item not already answered in this run; flush as it goes."""
         result = RunResult(run_id=run_id, total=total)
-        earlier = self.budget.spent = spent_so_far(self.store, run_id)
+        self.budget.spent = spent_so_far(self.store, run_id)
         self.caller.ledger = run_id
         done = self.store.answered_keys(run_id)
         pending = self._skip_answered(items, done, result)
@@ -214,8 +226,8 @@ class Engine:
         result.calls = self.caller.calls
         result.cache_hits = self.caller.cache_hits
         followed = self.follower.spent_usd if self.follower is not None else 0.0
-        result.spent_usd = self.budget.spent - earlier - followed
-        result.run_spent_usd = self.budget.spent
+        result.spend = Spend(system=self.caller.spent, judges=followed)
+        result.run_spend = run_spend(self.store, run_id)
         result.stopped = self._stop
         result.overrun = self.budget.overrun
         result.not_run = total - result.answered - result.errored - result.resumed
@@ -305,6 +317,8 @@ class Engine:
                 raise  # a wrong URL or model name: the run stops with this one error
             except ModelError as exc:
                 error, detail = str(exc), exc.detail or None
+                if cost is not None and exc.counted_usd:  # what the failed call counts as
+                    cost += exc.counted_usd
                 break
             except Exception as exc:  # a provider bug or an agent's own exception
                 error = f"{type(exc).__name__}: {exc}"

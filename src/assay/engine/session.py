@@ -21,10 +21,17 @@ from assay.engine.plan import Condition, build_plan, run_id_for
 from assay.engine.preflight import check_prompts, plan_warning
 from assay.engine.runner import Engine, Follower, Progress, RunResult, RunSettings
 from assay.models.base import Model, ServerMismatch
-from assay.models.registry import ModelOptions, create_model, missing_key, model_price
+from assay.models.registry import (
+    METERING,
+    ModelOptions,
+    create_model,
+    missing_key,
+    model_price,
+    unpriceable,
+)
 from assay.store import Store
 from assay.store.lease import HEARTBEAT_S, release_lease, renew_lease, take_lease
-from assay.store.spend import spent_so_far
+from assay.store.spend import Role, spent_so_far
 
 
 @dataclass(slots=True)
@@ -79,14 +86,25 @@ def build_models(conditions: Sequence[Condition], options: ModelOptions) -> dict
     return models
 
 
-def check_metered(models: dict[str, Model], allow_unmetered: bool) -> None:
-    """Refuse, before any call, a model whose cost cannot be bounded."""
-    unmetered = sorted({m.spec for m in models.values() if model_price(m) is None})
-    if unmetered and not allow_unmetered:
-        raise InputError(
-            f"ERROR: {', '.join(unmetered)}: no price is known, so the budget cannot bound its "
-            "cost; give --price IN,OUT (USD per million tokens) or pass --allow-unmetered"
+def check_metered(
+    models: dict[str, Model], allow_unmetered: bool, metering: tuple[str, str] = METERING
+) -> None:
+    """Refuse, before any call, a model whose cost cannot be bounded; each error says what
+    would meter it (`metering`: the price setting, the setting that allows no price), and
+    never a price to a runner no price can meter (`unpriceable`)."""
+    if allow_unmetered:
+        return
+    price, allow = metering
+    unmetered = {m.spec: m for m in models.values() if model_price(m) is None}
+    problems = []
+    for spec, model in sorted(unmetered.items()):
+        why_not = unpriceable(model)
+        fix = f"give {price} or pass {allow}" if why_not is None else f"{why_not}: pass {allow}"
+        problems.append(
+            f"ERROR: {spec}: no price is known, so the budget cannot bound its cost; {fix}"
         )
+    if problems:
+        raise InputError(problems)
 
 
 def execute(
@@ -192,12 +210,17 @@ def _run(
 
 
 def run_caller(
-    store: Store, run_id: str | None, settings: RunSettings, cap: float | None = None
+    store: Store,
+    run_id: str | None,
+    settings: RunSettings,
+    cap: float | None = None,
+    role: Role = "judges",
 ) -> Caller:
     """A Caller metered by a run's budget: what the run has spent so far counts, and what it
-    spends is recorded under the run (so judges and model-backed scorers of a suite share the
-    run's cap, across reruns). `cap` limits what this caller may add (a suite's [judge]
-    budget_usd). Without a run id the budget starts at zero and is not recorded."""
+    spends is recorded under the run, as `role`'s (so judges and model-backed scorers of a
+    suite share the run's cap, across reruns). `cap` limits what this caller may add (a
+    suite's [judge] budget_usd). Without a run id the budget starts at zero and is not
+    recorded."""
     spent = spent_so_far(store, run_id) if run_id else 0.0
     limit = settings.budget_usd
     if cap is not None:
@@ -212,4 +235,5 @@ def run_caller(
         backoff_max_s=settings.backoff_max_s,
         ledger=run_id,
         batch=settings.collector(store),
+        role=role,
     )

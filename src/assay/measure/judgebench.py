@@ -14,11 +14,15 @@ Per set, from the judge's two-order Comparisons and the set's gold labels (`a`, 
   from `measure.bias`, each with a Wilson interval; `position_bias` is
   |first-position wins − second-position wins| / two-order comparisons: the net share of
   items whose verdict followed the position (0 for a consistent judge, 1 for `mock:first`).
+
+A set made of subsets (LLMBar's adversarial set) also gets each subset's accuracy and
+position consistency (`subset_figures`) and their unweighted mean (`subset_mean`), the way
+the LLMBar paper reports its judges, so a judge compares like with like with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +32,8 @@ from assay.measure.agreement import cohen_kappa, wilson
 from assay.measure.bias import length_preference, position_bias, prefer_longer
 
 LABELS = ("a", "b", "tie")
+Orders = list[tuple[str | None, str | None]]
+"""A judge's verdict per item in the set's order and in the swapped order (None: unread)."""
 RESAMPLES = 2000
 SEED = 0
 
@@ -105,9 +111,34 @@ def bench_figures(gold: Sequence[str], comparisons: Sequence[Comparison]) -> dic
     }
 
 
-def reference_figures(
-    gold: Sequence[str], orders: Sequence[tuple[str | None, str | None]]
-) -> dict[str, Any]:
+def subset_figures(
+    gold: Sequence[str], comparisons: Sequence[Comparison], subsets: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Per subset (`subsets[i]` holds item i; in order of first appearance): items,
+    accuracy (as `bench_figures`) and position consistency."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(subsets):
+        chosen = [i for i, s in enumerate(subsets) if s == name]
+        part = [comparisons[i] for i in chosen]
+        consistency = position_bias(part).as_json()["position_consistency"]
+        found[name] = {
+            "items": len(chosen),
+            "accuracy": float(np.mean([pass_accuracy(gold[i], comparisons[i]) for i in chosen])),
+            "position_consistency": consistency,
+        }
+    return found
+
+
+def subset_mean(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
+    """The unweighted mean over subsets of accuracy and of position consistency."""
+    means: dict[str, float | None] = {}
+    for key in ("accuracy", "position_consistency"):
+        values = [p[key] for p in parts.values() if p.get(key) is not None]
+        means[key] = sum(values) / len(values) if values else None
+    return means
+
+
+def reference_figures(gold: Sequence[str], orders: Orders) -> dict[str, Any]:
     """A reference judge's accuracy and position consistency from its published verdicts:
     `orders[i]` is its verdict on item i in the set's order and in the swapped order, mapped
     back to the set's labels (None: no parseable verdict, which counts as wrong)."""

@@ -67,7 +67,7 @@ def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelEr
     """An SDK exception as a ModelError: retryable for timeouts, connections, 408/429/5xx
     (not a 5xx that says the request is invalid: models/http.py)."""
     if isinstance(exc, anthropic.APITimeoutError):
-        return ModelError(f"timeout after {timeout_s}s", retryable=True)
+        return ModelError(f"timeout after {timeout_s}s", retryable=True, billed=True)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
         return ModelError(
@@ -90,7 +90,9 @@ def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelEr
             status=status,
         )
     if isinstance(exc, anthropic.APIResponseValidationError):
-        return ModelError("malformed response body", retryable=True, detail=scrub(str(exc)))
+        return ModelError(
+            "malformed response body", retryable=True, detail=scrub(str(exc)), billed=True
+        )
     return ModelError(scrub(f"anthropic: {type(exc).__name__}: {exc}"), retryable=True)
 
 
@@ -139,7 +141,7 @@ class AnthropicModel:
             raise map_error(exc, request.timeout_s) from None
         except ValueError as exc:  # a body the SDK could not decode
             raise ModelError(
-                "malformed response body", retryable=True, detail=scrub(str(exc))
+                "malformed response body", retryable=True, detail=scrub(str(exc)), billed=True
             ) from None
         return self._response(message, wrapped)
 
@@ -152,7 +154,7 @@ class AnthropicModel:
             input_tokens += int(getattr(usage, "cache_read_input_tokens", 0) or 0)
             output_tokens = int(usage.output_tokens or 0)
         except (AttributeError, TypeError, ValueError):
-            raise ModelError("malformed response body", retryable=True) from None
+            raise ModelError("malformed response body", retryable=True, billed=True) from None
         text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
         for block in blocks:
             if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME:

@@ -68,6 +68,7 @@ class ModelError(Exception):
         detail: str | None = None,
         cost_usd: float | None = None,
         status: int | None = None,
+        billed: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -76,6 +77,12 @@ class ModelError(Exception):
         self.detail = detail
         self.cost_usd = cost_usd  # what the failed call still cost (an agent CLI reports it)
         self.status = status  # the HTTP status of an error reply (None for other failures)
+        # The call may have been billed for an amount nobody reported (a timeout, an
+        # unreadable 200 reply): the budget counts it at its reservation (engine/costs.py).
+        self.billed = billed
+        # What the Caller counted for the failed call, its attempts together (engine/calls.py):
+        # the trial records it as its cost.
+        self.counted_usd = 0.0
 
 
 class ServerMismatch(InputError):

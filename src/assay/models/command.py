@@ -128,6 +128,13 @@ class CommandModel:
         self.model = model
         self.budget_flag = budget_flag
         self.metered = metered
+        # the text format reports no usage: a price has nothing to meter (models/registry.py)
+        self.unpriceable = (
+            f"its --format {response_format} reports no token usage or cost, so no price can"
+            " meter it (claude-json and codex-jsonl do)"
+            if response_format == "text"
+            else None
+        )
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -181,6 +188,8 @@ class CommandModel:
         except ModelError as exc:
             exc.detail = exc.detail or _detail(finished)
             exc.cost_usd = exc.cost_usd if self.metered else None
+            # it ran and finished, but what it spent cannot be read: at its worst case
+            exc.billed = self.metered and exc.cost_usd is None
             raise
         return self._response(parsed)
 
@@ -244,7 +253,8 @@ def create_claude(rest: str, options: ModelOptions) -> CommandModel:
 
 
 def create_codex(rest: str, options: ModelOptions) -> CommandModel:
-    """`codex[:MODEL]`: `codex exec` in a read-only sandbox with JSONL events; unmetered."""
+    """`codex[:MODEL]`: `codex exec` in a read-only sandbox with JSONL events. Codex reports
+    tokens but no cost: metered by `--price` (its usage at that price), else unmetered."""
     spec = f"codex:{rest}" if rest else "codex"
     _require_program(spec, "codex")
     argv = list(CODEX_ARGV) + (["--model", rest] if rest else [])
@@ -252,10 +262,10 @@ def create_codex(rest: str, options: ModelOptions) -> CommandModel:
         spec,
         argv,
         "codex-jsonl",
-        price=None,
+        price=options.price,
         workdir=options.workdir,
         model=rest or None,
-        metered=False,
+        metered=options.price is not None,
         prompt_after_dashes=True,
         stdin_args=["-"],  # `codex exec -` reads the prompt from stdin
     )
@@ -283,6 +293,7 @@ def create_command(rest: str, options: ModelOptions) -> CommandModel:
         f"command:{rest}",
         argv,
         options.response_format,
-        price=options.price,
+        # a price meters the usage a format reports; `text` reports none (`unpriceable`)
+        price=options.price if options.response_format != "text" else None,
         workdir=options.workdir,
     )

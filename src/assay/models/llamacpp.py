@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.core.paths import cache_root
 from assay.models.base import ModelError, Request, Response
 from assay.models.pricing import FREE, Price
 from assay.models.registry import ModelOptions
@@ -35,9 +36,9 @@ _QUIET = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)(
 
 
 def models_dir() -> Path:
-    """Where assembled embedded models are kept (ASSAY_MODELS_DIR overrides)."""
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "assay" / "models"
-    return Path(os.environ.get("ASSAY_MODELS_DIR", default))
+    """Where assembled embedded models are kept: ASSAY_MODELS_DIR, else `models/` under
+    the cache (`core.paths.cache_root`)."""
+    return Path(os.environ.get("ASSAY_MODELS_DIR") or cache_root() / "models")
 
 
 def embedded_path(name: str) -> Path:

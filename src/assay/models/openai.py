@@ -165,7 +165,9 @@ class OpenAIModel:
                 if status >= 400:
                     retry_after = parse_retry_after(reply.headers.get("Retry-After"))
         except TimeoutError:
-            raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
+            raise ModelError(
+                f"timeout after {request.timeout_s}s", retryable=True, billed=True
+            ) from None
         except aiohttp.ClientError as exc:
             raise ModelError(
                 scrub(f"connection error: {type(exc).__name__}: {exc}"), retryable=True
@@ -204,7 +206,7 @@ class OpenAIModel:
             output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise ModelError(
-                "malformed response body", retryable=True, detail=body_text(raw)
+                "malformed response body", retryable=True, detail=body_text(raw), billed=True
             ) from None
         cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(

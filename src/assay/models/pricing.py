@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.core.errors import InputError
+from assay.core.money import price_values
 from assay.models.base import Request
 
 # Public list prices (USD per 1M tokens: input, output). `--price` overrides.
@@ -68,20 +69,13 @@ def _utf8_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def parse_price(text: str) -> Price:
-    """Parse `--price IN,OUT` (USD per million input/output tokens)."""
-    parts = text.split(",")
+def parse_price(text: str, what: str = "--price") -> Price:
+    """Parse `--price IN,OUT` (USD per million input/output tokens; `what` names where the
+    text came from in the error)."""
     try:
-        if len(parts) != 2:
-            raise ValueError
-        values = [float(p) for p in parts]
-    except ValueError:
-        raise InputError(
-            f"ERROR: --price: expected IN,OUT in USD per million tokens, got {text!r}"
-        ) from None
-    if any(v < 0 for v in values):
-        raise InputError("ERROR: --price: prices must not be negative")
-    return Price(values[0], values[1])
+        return Price(*price_values(text))
+    except ValueError as exc:
+        raise InputError(f"ERROR: {what}: {exc}") from None
 
 
 def lookup_price(model_name: str) -> Price | None:

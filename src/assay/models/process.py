@@ -221,7 +221,7 @@ async def _collect(
             await _drain(tasks, [out, err])
     except TimeoutError:
         raise ModelError(
-            f"timeout after {timeout_s}s; process group killed", retryable=True
+            f"timeout after {timeout_s}s; process group killed", retryable=True, billed=True
         ) from None
     finally:
         if proc.returncode is None:  # timeout or cancellation: its whole tree goes

@@ -146,6 +146,18 @@ def model_price(model: Model) -> Price | None:
     return price
 
 
+# What meters a run's (or a judging's) models from the command line: the price setting, and
+# the one that lets a model without a price run (a suite's judges name their [judge] keys).
+METERING = ("--price IN,OUT (USD per million tokens)", "--allow-unmetered")
+
+
+def unpriceable(model: Model) -> str | None:
+    """Why no price can meter the model's calls (None: a price can), e.g. a `command:` whose
+    output format reports no usage: such models set `unpriceable` to the reason."""
+    reason: str | None = getattr(model, "unpriceable", None)
+    return reason
+
+
 def is_agent(model: Model) -> bool:
     """Whether one call may run many model turns (agent CLIs and callables), so its cost is
     not bounded by its price's worst case: such models set `agent = True`."""

@@ -26,7 +26,7 @@ from assay.reports.model import (
 )
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
-from assay.verdict.checks import Coverage, Gap, JudgeStatus
+from assay.verdict.checks import Coverage, Gap, JudgeStatus, SpendFigures
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -42,7 +42,8 @@ def _r(value: float | None) -> float | None:
     return round(value, 6) if value is not None and math.isfinite(value) else None
 
 
-def _weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
+def weighted_by_case(analysis: Analysis, condition: str) -> dict[str, float]:
+    """Each scored case's weighted score under `condition` (the mean over its trials)."""
     rows = analysis.rows.get(condition, [])
     means = case_means(rows, analysis.rubric, analysis.metrics)
     return {case: values[-1] for case, values in means.items() if not math.isnan(values[-1])}
@@ -281,12 +282,13 @@ def build_report(
     calibration: Mapping[str, DimensionResult] | None = None,
     cases_shown: int = DRILLDOWN,
     judge: JudgeStatus | None = None,
+    spend: SpendFigures | None = None,
 ) -> Report:
     """Assemble the report, verdict first; the renderers add nothing but layout.
 
     `calibration` is `assay calibrate`'s result on labels, for the confusion matrices;
     `cases_shown` bounds the per-case drill-down; `judge` says whether the suite's judges
-    ran."""
+    ran; `spend` is what the suite's run has cost in all, by role."""
     gate = analysis.gate
     cases = analysis.cases
     all_notes = list(notes) + list(analysis.notes)
@@ -301,7 +303,7 @@ def build_report(
     methods = scorer_methods(results)
     details, detail_pool = drilldown(analysis, by_key, comparisons, cases_shown)
     weighted = (
-        (_weighted_by_case(analysis, BASELINE), _weighted_by_case(analysis, analysis.candidate))
+        (weighted_by_case(analysis, BASELINE), weighted_by_case(analysis, analysis.candidate))
         if cases
         else ({}, {})
     )  # once for both tables
@@ -367,6 +369,7 @@ def build_report(
         judges=_judges(analysis, comparisons),
         win_tie_loss=win_tie_loss(analysis),
         lengths=length_series(analysis, by_key),
+        spend=spend,
         calibration=calibration_matrices(calibration) if calibration else [],
         drilldown=details,
         drilldown_of=detail_pool,

@@ -21,6 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from assay.reports import charts
+from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.model import CalibrationMatrix, MetricDelta, Report
 from assay.reports.svg import SVG_NS, XLINK_NS
 from assay.verdict.checks import Check, interval_text
@@ -38,6 +39,8 @@ def _signed(value: float | None, digits: int = 3) -> str:
 
 def _interval(delta: MetricDelta | Check) -> str:
     """A delta's or a gate check's interval, in words when there is none."""
+    if isinstance(delta, Check) and delta.value is not None:
+        return value_interval(delta)  # a corpus bound's figure: an interval of values
     if isinstance(delta, Check) and (delta.delta is None or delta.cases is None):
         return "–"  # a check that is not about an interval (blockers, seed rules, coverage)
     return interval_text(delta.ci_low, delta.ci_high, delta.cases or 0)
@@ -76,7 +79,9 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=_num, signed=_signed, interval=_interval, heat=_heat, tone=_tone)
+    env.filters.update(
+        num=_num, signed=_signed, interval=_interval, heat=_heat, tone=_tone, corpus=corpus_checks
+    )
     return env
 
 

@@ -15,7 +15,9 @@ from assay.reports.svg import figure_svg, new_figure
 
 @dataclass(frozen=True, slots=True)
 class BoardRow:
-    """One judge on one set: a benchmarked configuration, or a reference (`source` set)."""
+    """One judge on one set: a benchmarked configuration, or a reference (`source` set, and
+    the `model` its authors ran). On a set of subsets, accuracy and position consistency are
+    the subsets' mean and `subsets` each subset's accuracy."""
 
     set_name: str
     judge: str
@@ -27,6 +29,8 @@ class BoardRow:
     position_bias: float | None
     p_prefer_longer: float | None
     source: str | None = None
+    model: str | None = None
+    subsets: dict[str, float | None] | None = None
 
 
 def _num(value: float | None) -> str:
@@ -35,6 +39,10 @@ def _num(value: float | None) -> str:
 
 def _ci(interval: list[float] | None) -> str:
     return "" if not interval else f" [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def _subsets(parts: dict[str, float | None] | None) -> str:
+    return "" if not parts else " · ".join(f"{escape(k)} {_num(v)}" for k, v in parts.items())
 
 
 def accuracy_chart(rows: Sequence[BoardRow]) -> str | None:
@@ -92,15 +100,20 @@ def render_leaderboard(rows: Sequence[BoardRow]) -> str:
         "<p>Accuracy against the sets' gold or human-majority labels (mean over both orders,"
         " 95% bootstrap interval), Cohen's κ of the final verdicts, position consistency, the"
         " net share of verdicts that followed the position, and how often the longer response"
-        " won. Reference rows are published judges' verdicts on the whole set.</p>",
+        " won. Reference rows are published judges' verdicts on the whole set, with the model"
+        " their authors ran. On a set of subsets (llmbar-adversarial) accuracy and position"
+        " consistency are the unweighted mean of the subsets' figures, as LLMBar publishes"
+        " them, for every row; each subset's accuracy is shown.</p>",
         "<table><thead><tr><th>set</th><th>judge</th><th>items</th><th>accuracy</th>"
-        "<th>κ</th><th>position consistency</th><th>position bias</th>"
+        "<th>per subset</th><th>κ</th><th>position consistency</th><th>position bias</th>"
         "<th>P(longer wins)</th><th>source</th></tr></thead><tbody>",
     ]
     for r in rows:
+        judge = escape(r.judge) + (f" ({escape(r.model)})" if r.model else "")
         lines.append(
-            f"<tr><td>{escape(r.set_name)}</td><td>{escape(r.judge)}</td><td>{r.items}</td>"
-            f"<td>{_num(r.accuracy)}{_ci(r.accuracy_ci)}</td><td>{_num(r.kappa)}</td>"
+            f"<tr><td>{escape(r.set_name)}</td><td>{judge}</td><td>{r.items}</td>"
+            f"<td>{_num(r.accuracy)}{_ci(r.accuracy_ci)}</td><td>{_subsets(r.subsets)}</td>"
+            f"<td>{_num(r.kappa)}</td>"
             f"<td>{_num(r.position_consistency)}</td><td>{_num(r.position_bias)}</td>"
             f"<td>{_num(r.p_prefer_longer)}</td>"
             f"<td>{escape(r.source or 'this store')}</td></tr>"

@@ -15,7 +15,7 @@ from pydantic import (
     model_serializer,
 )
 
-from assay.verdict.checks import Check, Coverage, JudgeStatus, Verdict
+from assay.verdict.checks import Check, Coverage, JudgeStatus, SpendFigures, Verdict
 
 REPORT_VERSION = 1
 
@@ -280,6 +280,12 @@ class Report(ReportModel):
     )
     win_tie_loss: list[WinTieLoss] = Field(default_factory=list)
     lengths: list[LengthSeries] = Field(default_factory=list)
+    spend: SpendFigures | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="what the run has cost in all its invocations, by role (a suite run's"
+        " report; absent otherwise)",
+    )
     calibration: list[CalibrationMatrix] = Field(default_factory=list)
     drilldown: list[CaseDetail] = Field(default_factory=list)
     drilldown_of: int = Field(default=0, description="cases the drill-down was chosen from")

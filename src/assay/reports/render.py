@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.core.jsonl import atomic_writer
+from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.files import REPORT_FILES
 from assay.reports.model import MetricDelta, Report
-from assay.verdict.checks import Check, interval_text
+from assay.verdict.checks import interval_text
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -38,8 +39,13 @@ def _interval(delta: MetricDelta) -> str:
     return interval_text(delta.ci_low, delta.ci_high, delta.cases)
 
 
-# A bare address GitHub-flavoured Markdown would make a link (autolink extension).
-_BARE_URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s<>`|]*")
+# What a pull-request comment would make active, shown as code instead: a bare address
+# GitHub-flavoured Markdown would make a link (autolink extension), and an @mention
+# (`@user`, `@org/team`) or e-mail address, which would notify someone.
+_BARE_URL = re.compile(
+    r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s<>`|]*"
+    r"|[\w.+\-]*@[a-z0-9][\w\-]*(?:[./][\w\-]+)*"
+)
 # What closes a link's or image's text, or a reference definition's label: `](`, `][`, `]:`.
 _LINK_CLOSE = re.compile(r"\](?=[(\[:])")
 
@@ -57,7 +63,8 @@ def _inert(text: str) -> str:
 def markdown_text(value: object) -> str:
     """Every value the Markdown report prints (the template's `finalize`): data from cases,
     trials, score rows and judges cannot add HTML, links or images to a pull-request comment
-    (a tracking pixel or worse); a bare address is shown as code, not linked."""
+    (a tracking pixel or worse); a bare address is shown as code, not linked, and so are
+    @mentions and e-mail addresses, which would notify people."""
     text = "" if value is None else str(value)
     parts: list[str] = []
     last = 0
@@ -77,11 +84,6 @@ def _figures(metrics: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
 
 
-def corpus_checks(checks: Sequence[Check]) -> list[Check]:
-    """The gate's corpus-threshold checks (`corpus:METRIC:min|max`)."""
-    return [c for c in checks if c.name.startswith("corpus:")]
-
-
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -99,6 +101,7 @@ def environment() -> Environment:
         drops=_drops,
         figures=_figures,
         corpus=corpus_checks,
+        value_interval=value_interval,
     )
     return env
 

@@ -5,8 +5,8 @@ from assay.review.app import create_app
 from assay.review.config import ReviewConfig
 from assay.review.export import export
 from assay.review.items import ReviewItem, ReviewSet, open_review_set
-from assay.review.security import is_loopback, suggest_token, token_weakness
 from assay.store.review import ItemKey, ReviewStore
+from assay.web.security import is_loopback, suggest_token, token_weakness
 
 __all__ = [
     "ItemKey",

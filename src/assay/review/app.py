@@ -34,10 +34,11 @@ from assay.review.forms import (
 )
 from assay.review.items import ReviewItem
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
-from assay.review.security import CSRF_FIELD, SESSION_COOKIE, Csrf, SecurityMiddleware
+from assay.web.security import CSRF_FIELD, Csrf, SecurityMiddleware, session_cookie
 
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "assay_reviewer"
+SESSION_COOKIE = session_cookie("review")
 REVIEWER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
@@ -310,4 +311,7 @@ def create_app(config: ReviewConfig) -> Starlette:
         Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityMiddleware, token=config.token)])
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(SecurityMiddleware, token=config.token, name="review")],
+    )

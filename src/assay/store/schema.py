@@ -9,9 +9,10 @@ and `SCHEMA_VERSION` follows.
 Tables (the modules of store/ that read and write them):
 - `runs`, `trials`, `call_cache` (db.py): a run's config, its trials in plan order keyed for
   resume, the content-addressed cache of model replies;
-- `run_spend`, `run_reservations` (spend.py): what each run has spent, so a resumed run keeps
-  its budget, and the reservations of calls in flight, recorded before each is sent (those a
-  killed process left count as spent);
+- `run_spend`, `run_spend_roles`, `run_reservations`, `call_costs` (spend.py): what each run
+  has spent (in all, and per role), so a resumed run keeps its budget, the reservations of
+  calls in flight, recorded before each is sent (those a killed process left count as spent),
+  and the most one call of each model spec has cost;
 - `run_leases` (lease.py): the process running each run, with its heartbeat;
 - `judgments`, `review_queue`: the judges' records keyed for resume, and the items the judge
   cascade sends to humans;
@@ -23,6 +24,9 @@ Tables (the modules of store/ that read and write them):
 - `judge_benchmarks` (benchmarks.py): `assay judge-bench` figures per judge configuration and set.
 - `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
   call cache keys of their requests.
+- `run_results`, `run_cases`, `run_scores`, `run_cells` (results.py writes, views.py reads):
+  what a suite run's evaluation found (suite, verdict, report), its cases, its score rows and
+  each case × condition's weighted score and blocking flag, for `assay view`.
 """
 
 from __future__ import annotations
@@ -232,12 +236,87 @@ def _add_batches(db: sqlite3.Connection) -> None:
     )
 
 
+def _spend_roles_and_call_costs(db: sqlite3.Connection) -> None:
+    """5 → 6: `run_spend_roles` (what each run has spent per role: the system under test,
+    its judges, its model-backed scorers) and `call_costs` (the most one call of each model
+    spec has cost, so a rerun reserves at least that for an agent's call)."""
+    db.execute(
+        """CREATE TABLE run_spend_roles (
+    run_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    spent_usd REAL NOT NULL,
+    PRIMARY KEY (run_id, role)
+)"""
+    )
+    db.execute(
+        """CREATE TABLE call_costs (
+    spec TEXT PRIMARY KEY,
+    most_usd REAL NOT NULL
+)"""
+    )
+
+
+def _add_run_results(db: sqlite3.Connection) -> None:
+    """6 → 7: what a suite run's evaluation found, so `assay view` can show a run without
+    its output folder (which the next run of the suite overwrites): `run_results` (the
+    suite, the verdict and the report's JSON), `run_cases` (the catalogue the run answered,
+    in its order), `run_scores` (every score row and comparison, judges' and scorers'),
+    `run_cells` (each case × condition's weighted score and whether it has a blocking
+    finding)."""
+    db.execute(
+        """CREATE TABLE run_results (
+    run_id TEXT PRIMARY KEY,
+    suite TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    report TEXT NOT NULL,
+    saved_at TEXT NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX run_results_by_suite ON run_results (suite, saved_at)")
+    db.execute(
+        """CREATE TABLE run_cases (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    risk TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id)
+)"""
+    )
+    db.execute(
+        """CREATE TABLE run_scores (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    condition TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+)"""
+    )
+    db.execute("CREATE INDEX run_scores_by_case ON run_scores (run_id, case_id)")
+    db.execute(
+        """CREATE TABLE run_cells (
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    weighted REAL,
+    blocker INTEGER NOT NULL,
+    PRIMARY KEY (run_id, case_id, condition)
+)"""
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
     _add_judge_benchmarks,
     _leases_and_reservations,
     _add_batches,
+    _spend_roles_and_call_costs,
+    _add_run_results,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, PlainSerializer
 from pydantic.dataclasses import dataclass
 
 from assay.core.records import Output
+from assay.core.suite import CorpusDecision
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete", "skipped"]
 Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE", "INCOMPLETE"]
@@ -29,12 +30,13 @@ def rounded(value: float | None) -> float | None:
     return round(value, 6) if value is not None and math.isfinite(value) else None
 
 
-def interval_text(low: float | None, high: float | None, cases: int) -> str:
-    """A bootstrap interval as every output prints it: `[+0.292, +0.896]`, or in words when
-    there is none (`[no interval from 1 case]`: one case says nothing about the spread)."""
+def interval_text(low: float | None, high: float | None, cases: int, signed: bool = True) -> str:
+    """An interval as every output prints it: a delta's `[+0.292, +0.896]` (a value's,
+    `signed=False`, `[3.636, 4.764]`), or in words when there is none (`[no interval from 1
+    case]`: one case says nothing about the spread)."""
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return f"[no interval from {cases} case{'' if cases == 1 else 's'}]"
-    return f"[{low:+.3f}, {high:+.3f}]"
+    return f"[{low:+.3f}, {high:+.3f}]" if signed else f"[{low:.3f}, {high:.3f}]"
 
 
 Figure = Annotated[float | None, PlainSerializer(rounded, return_type=float | None)]
@@ -59,6 +61,8 @@ class Check:
     cases_needed: int | None = None
     method: str | None = None
     """What made the figure a corpus bound was checked against (`lexical`, `judge:<model>`)."""
+    decide: CorpusDecision | None = None
+    """How a corpus bound was decided: on its interval over cases or on the estimate."""
 
 
 class JudgeStatus(Output):
@@ -204,6 +208,17 @@ class ConditionMeans(Output):
     blocking_findings: int
 
 
+class SpendFigures(Output):
+    """USD spent, by role: the system under test's calls, the judges', the model-backed
+    scorers'; `total` is their sum (a run's in all also counts reservations a killed process
+    left, and spend recorded before the store kept roles)."""
+
+    total: float
+    system: float
+    judges: float
+    scorers: float
+
+
 class ScoreSummary(Output):
     """`assay score --json` (and summary.json of a suite run): the weights, the `baseline`
     and `candidate` objects (`weighted_score` and the mean of each metric), the release gate
@@ -220,6 +235,12 @@ class ScoreSummary(Output):
     conditions: dict[str, ConditionMeans]
     comparisons: dict[str, dict[str, Interval]]
     release_gate: ReleaseGate
+    spend: SpendFigures | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a suite run's summary.json: what the run has cost in all its invocations,"
+        " by role (absent for `assay score`)",
+    )
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -13,7 +13,14 @@ from pathlib import Path
 
 from assay.core.errors import InputError
 from assay.core.rubric import load_rubric, parse_weights
-from assay.core.suite import GateSection, ReportFormat, ScorerEntry, Suite, Threshold
+from assay.core.suite import (
+    CorpusDecision,
+    GateSection,
+    ReportFormat,
+    ScorerEntry,
+    Suite,
+    Threshold,
+)
 from assay.verdict.checks import JudgeStatus
 from assay.verdict.rows import BASELINE
 from assay.verdict.thresholds import parse_corpus
@@ -39,6 +46,8 @@ class EvalConfig:
     corpus: Mapping[str, Threshold] = field(default_factory=dict)
     """Corpus thresholds: the suite's [scoring.corpus], with --corpus bounds replacing the
     suite's for the metrics they name."""
+    corpus_decide: CorpusDecision = "interval"
+    """How a corpus bound that does not say is decided (`[scoring] corpus_decide`)."""
     scorers: tuple[ScorerEntry, ...] = ()
     knowledge_base: Path | None = None
     cases: Path | None = None
@@ -148,6 +157,7 @@ def resolve(
         scale=(suite.scoring.scale[0], suite.scoring.scale[1]),
         thresholds=dict(suite.scoring.thresholds),
         corpus=chosen_corpus,
+        corpus_decide=suite.scoring.corpus_decide,
         scorers=tuple(ScorerEntry(name=n) for n in scorers)
         if scorers
         else tuple(suite.scoring.scorers),

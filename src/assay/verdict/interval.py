@@ -16,7 +16,10 @@ would be 0, which is not certainty). Its interval is distribution-free instead: 
 of n cases shows delta d, the share of all cases that would show another delta is at most
 p = 1 − (α/2)^(1/n) at this level (the exact one-sided Clopper–Pearson bound for 0 of n),
 and those cases lie within the deltas the scale allows (±`span`), so the mean lies within
-[d − p·(d + span), d + p·(span − d)].
+[d − p·(d + span), d + p·(span − d)]. The same interval serves a column of values rather than
+deltas (a corpus threshold's case means, `verdict.corpus`): `floor` is then the lowest a value
+can be (a share's 0) and `span` the highest, so the mean lies within [d − p·(d − floor),
+d + p·(span − d)].
 """
 
 from __future__ import annotations
@@ -55,12 +58,14 @@ def paired_intervals(
     *,
     level: float = LEVEL,
     span: float | FloatArray,
+    floor: float | FloatArray | None = None,
 ) -> Interval:
     """The interval of the mean of each column of `deltas` (cases × columns, NaN = absent).
 
     `span` is the widest a delta can be (the values' range), for every column or per
-    column: it bounds the interval of a column without spread. One case gives a mean and
-    no interval (NaN bounds)."""
+    column: it bounds the interval of a column without spread, whose values lie within
+    [`floor`, `span`] (`floor` defaults to −`span`). One case gives a mean and no interval
+    (NaN bounds)."""
     values = np.asarray(deltas, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
@@ -80,25 +85,36 @@ def paired_intervals(
     flat = several & (sd <= SPREAD_TOLERANCE * np.maximum(1.0, np.abs(mean)))
     if flat.any():
         share = 1.0 - (alpha / 2) ** (1.0 / n[flat])
-        d, width = mean[flat], np.broadcast_to(np.asarray(span, dtype=np.float64), n.shape)[flat]
-        low[flat] = d - share * (d + width)
-        high[flat] = d + share * (width - d)
+        top = np.broadcast_to(np.asarray(span, dtype=np.float64), n.shape)
+        bottom = -top if floor is None else np.broadcast_to(np.asarray(floor, np.float64), n.shape)
+        d = mean[flat]
+        low[flat] = d - share * (d - bottom[flat])
+        high[flat] = d + share * (top[flat] - d)
         sd[flat] = 0.0
     return Interval(mean=mean, low=low, high=high, sd=sd, n=n.astype(np.int64))
 
 
 def cases_to_clear(
-    mean: float, sd: float, distance: float, *, level: float = LEVEL, span: float
+    mean: float,
+    sd: float,
+    distance: float,
+    *,
+    level: float = LEVEL,
+    span: float,
+    floor: float | None = None,
 ) -> int | None:
-    """About how many cases an interval needs for its near bound to clear a bound `distance`
-    away from `mean` at this spread: the least n with t(n − 1)·sd/√n ≤ distance; for a
-    column without spread, the least n at which the distribution-free bound clears it. None
-    when the mean is on the wrong side."""
+    """About how many cases an interval needs for its lower bound to clear a bound `distance`
+    below `mean` at this spread: the least n with t(n − 1)·sd/√n ≤ distance; for a column
+    without spread (values within [`floor`, `span`], `floor` defaulting to −`span`), the
+    least n at which the distribution-free bound clears it. None when the mean is on the
+    wrong side. (For an upper bound, pass the values negated: −mean, span −floor, floor
+    −span.)"""
     if distance <= 0:
         return None
     alpha = 1.0 - level
     if sd <= 0:
-        share = distance / (mean + span) if mean + span > 0 else 1.0
+        room = mean - (-span if floor is None else floor)
+        share = distance / room if room > 0 else 1.0
         if share >= 1:
             return 2
         return math.ceil(math.log(alpha / 2) / math.log1p(-share))

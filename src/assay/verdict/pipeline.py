@@ -31,6 +31,7 @@ from assay.verdict.analysis import Analysis, analyse
 from assay.verdict.checks import Check, Coverage, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
+from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
@@ -41,7 +42,7 @@ from assay.verdict.rows import (
     implied_weights,
     metric_errors,
 )
-from assay.verdict.thresholds import corpus_checks, scorer_corpus, threshold_checks
+from assay.verdict.thresholds import scorer_corpus, threshold_checks
 
 
 @dataclass(slots=True)
@@ -272,7 +273,15 @@ def evaluate(
         failures=[
             *([gap] if gap is not None else []),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
-            *corpus_checks(results, _checked(corpus, skipped_corpus), candidate, rows),
+            *corpus_checks(
+                results,
+                _checked(corpus, skipped_corpus),
+                candidate,
+                rows,
+                decide=config.corpus_decide,
+                level=config.gate.level,
+                scale=config.scale,
+            ),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),
         ],
@@ -367,7 +376,11 @@ def _score(
     handle = Store(store or DEFAULT_STORE)
     try:
         return run_scorers(
-            scorers, cases, trials, documents, caller=run_caller(handle, None, settings)
+            scorers,
+            cases,
+            trials,
+            documents,
+            caller=run_caller(handle, None, settings, role="scorers"),
         )
     finally:
         handle.close()

@@ -7,12 +7,10 @@ its trials, so every case weighs the same in a corpus figure whatever its trial 
 
 The figures come from every metric the gated condition's trials carry: each deterministic
 scorer's results (all of its metrics, primary or not: `hallucination`, `latency_s`,
-`recall@5`) and the judge/human score rows (`correctness`, a rubric's criteria). A metric
-no case carries skips its corpus threshold (listed as skipped, never passed silently).
-Each corpus bound is one gate `Check` (`corpus:METRIC:min` / `corpus:METRIC:max`) with the
-observed `value`, the `bound`, the number of `cases` and the `method` that made the figure
-(`lexical`, `judge:<model>`, `scorer:NAME`; also in its reason), so a lexical figure is never
-read as a judged one.
+`recall@5`) and the judge/human score rows (`correctness`, a rubric's criteria). The corpus
+checks, decided on an interval over the case means, are `verdict.corpus`'s; the `method`
+that made a figure (`lexical`, `judge:<model>`, `scorer:NAME`) is named here, so a lexical
+figure is never read as a judged one.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from assay.core.errors import InputError
 from assay.core.suite import Threshold
 from assay.scorers.base import Score, Scorer
-from assay.verdict.checks import Check, Status
+from assay.verdict.checks import Check
 from assay.verdict.rows import ScoredTrial
 
 TOLERANCE = 1e-9
@@ -130,62 +128,6 @@ def threshold_checks(
             reason=f"{len(misses)} per-case threshold miss(es) in {condition}: {shown}{more}",
         )
     ]
-
-
-def corpus_checks(
-    results: Sequence[Score],
-    corpus: Mapping[str, Threshold],
-    condition: str,
-    rows: Iterable[ScoredTrial] = (),
-) -> list[Check]:
-    """One check per corpus bound: the mean over `condition`'s cases of each case's mean."""
-    if not corpus:
-        return []  # nothing to check: skip the per-case means (a million rows cost seconds)
-    means = case_metric_means(results, condition, rows)
-    methods = scorer_methods(results)
-    scorers = {r.scorer for r in results}
-    checks = []
-    for metric, bound in corpus.items():
-        found = [figures[metric][1] for figures in means.values() if metric in figures]
-        sources = {figures[metric][0] for figures in means.values() if metric in figures}
-        method = ", ".join(sorted({figure_method(s, condition, methods, scorers) for s in sources}))
-        if not found:
-            checks.append(
-                Check(
-                    name=f"corpus:{metric}",
-                    status="skipped",
-                    metric=metric,
-                    cases=0,
-                    reason=f"{metric}: not scored on any case of {condition}, so its corpus"
-                    " threshold was skipped",
-                )
-            )
-            continue
-        mean, n = math.fsum(found) / len(found), len(found)
-        over = f"corpus mean {mean:.3f} over {n} case{'' if n == 1 else 's'} of {condition}"
-        for side, limit in (("min", bound.min), ("max", bound.max)):
-            if limit is None:
-                continue
-            if side == "min":
-                ok = mean >= limit - TOLERANCE
-                verb = "is at or above" if ok else "is below"
-            else:
-                ok = mean <= limit + TOLERANCE
-                verb = "is at or below" if ok else "is above"
-            status: Status = "pass" if ok else "fail"
-            checks.append(
-                Check(
-                    name=f"corpus:{metric}:{side}",
-                    status=status,
-                    metric=metric,
-                    value=mean,
-                    bound=limit,
-                    cases=n,
-                    method=method,
-                    reason=f"{metric} ({method}): {over} {verb} {side} {limit:g}",
-                )
-            )
-    return checks
 
 
 def parse_corpus(texts: Sequence[str], flag: str = "--corpus") -> dict[str, Threshold]:

@@ -1,13 +1,14 @@
 """Reference judges' figures on the benchmark sets, next to which a judge is shown.
 
 `data/references.json` lists, per set, known judges' accuracy and position consistency, each
-with its source. They are computed from the verdicts the sets' authors released (LLMBar's
-`result.json` of each evaluator, both orders; PRD's GPT-4 and Claude reviews, both orders),
-on the whole set, by `compute_references` from the public layout: `tests/test_judge_bench.py`
-recomputes them and checks the file. Accuracy is the two orders' mean, as in the papers; a
-verdict the upstream parser could not read counts as wrong. `llmbar-adversarial` pools its
-four subsets' items (the LLMBar paper also reports each subset and their unweighted mean, so
-its adversarial figure can differ from the pooled one here).
+with the model its authors ran and its source. They are computed from the verdicts the sets'
+authors released (LLMBar's `result.json` of each evaluator, strategy Vanilla_NoRules, the
+paper's "Vanilla"; PRD's GPT-4 and Claude reviews), both orders, by `compute_references` from
+the public layout: `tests/test_judge_bench.py` recomputes them and checks the file, and checks
+LLMBar's against the figures the paper publishes. Accuracy is the two orders' mean, as in the
+papers; a verdict the upstream parser could not read counts as wrong. On `llmbar-adversarial`
+the figures are as published: per subset (Neighbor, GPTInst, GPTOut, Manual; `subsets`), and
+their unweighted mean as the headline; `pooled` gives them over the 319 items.
 """
 
 from __future__ import annotations
@@ -27,21 +28,31 @@ from assay.api.judgebench.sets import (
 )
 from assay.core.errors import InputError
 from assay.core.jsonl import read_text
-from assay.measure.judgebench import reference_figures
+from assay.measure.judgebench import Orders, reference_figures, subset_mean
 
 REFERENCES = Path(__file__).parent / "data" / "references.json"
-LLMBAR_EVALUATORS = ("GPT-4", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon")
+LLMBAR_MODELS = {
+    "GPT-4": "gpt-4, snapshot not named in the authors' config",
+    "ChatGPT": "gpt-3.5-turbo-0613",
+    "ChatGPT-0301": "gpt-3.5-turbo-0301",
+    "PaLM2": "text-bison-001",
+    "LLaMA2": "Llama-2-70b-chat-hf",
+    "Falcon": "falcon-180B-chat",
+}
+"""The LLMBar evaluators and the models their released configs call (LLMEvaluator/evaluators/
+config/<judge>/Vanilla_NoRules.json @ 900616b)."""
 LLMBAR_STRATEGY = "Vanilla_NoRules"
 LLMBAR_SOURCE = (
     "Zeng et al., Evaluating Large Language Models at Evaluating Instruction Following"
-    " (ICLR 2024); verdicts from github.com/princeton-nlp/LLMBar @ 900616b,"
+    " (ICLR 2024), Vanilla; verdicts from github.com/princeton-nlp/LLMBar @ 900616b,"
     " Dataset/LLMBar/{subset}/evaluators/{judge}/" + LLMBAR_STRATEGY + "/result.json"
 )
 PRD_SOURCE = (
     "Li et al., PRD: Peer Rank and Discussion Improve Large Language Model based Evaluations"
     " (2023); reviews from github.com/bcdnlp/PRD @ 35fb99e, data/vicuna80/ratings-{reviewer}/"
 )
-PRD_REVIEWERS = {"gpt4": "GPT-4", "claude": "Claude"}
+PRD_REVIEWERS = {"gpt4": ("GPT-4", "gpt-4"), "claude": ("Claude", "claude-1")}
+"""PRD's reviewers: name and the model its scripts call (peer_rank/ @ 35fb99e)."""
 WINNER: dict[str | None, Gold | None] = {"1": "a", "2": "b", None: None}
 
 
@@ -55,38 +66,49 @@ def read_json(path: Path) -> Any:
         raise InputError(f"ERROR: {path}:{error.lineno}: not JSON: {error.msg}") from None
 
 
+def _llmbar_verdicts(data: Path, subset: str, judge: str) -> tuple[list[str], Orders] | None:
+    """Gold labels and the judge's verdicts in both orders on one subset, if released."""
+    folder = data / "llmbar" / "Dataset" / "LLMBar" / subset / "evaluators" / judge
+    path = folder / LLMBAR_STRATEGY / "result.json"
+    if not path.is_file():
+        return None
+    gold: list[str] = []
+    orders: Orders = []
+    for row in read_json(path):  # the authors' released verdicts (a maintainer's tool)
+        run = row["results"][0]
+        gold.append("a" if row["label"] == 1 else "b")
+        orders.append((WINNER[run["swap = False"]["winner"]], WINNER[run["swap = True"]["winner"]]))
+    return gold, orders
+
+
 def _llmbar(data: Path, name: str, subsets: list[str]) -> list[dict[str, Any]]:
     found = []
-    for judge in LLMBAR_EVALUATORS:
-        gold: list[str] = []
-        orders: list[tuple[str | None, str | None]] = []
-        for subset in subsets:
-            folder = data / "llmbar" / "Dataset" / "LLMBar" / subset / "evaluators" / judge
-            path = folder / LLMBAR_STRATEGY / "result.json"
-            if not path.is_file():
-                break
-            for row in read_json(path):  # the authors' released verdicts (a maintainer's tool)
-                run = row["results"][0]
-                gold.append("a" if row["label"] == 1 else "b")
-                orders.append(
-                    (WINNER[run["swap = False"]["winner"]], WINNER[run["swap = True"]["winner"]])
-                )
+    for judge, model in LLMBAR_MODELS.items():
+        released = {s: _llmbar_verdicts(data, s, judge) for s in subsets}
+        if any(v is None for v in released.values()):
+            continue
+        parts = {s.split("/")[-1]: reference_figures(*v) for s, v in released.items() if v}
+        shown = subsets[0] if len(subsets) == 1 else "Adversarial/{" + ",".join(parts) + "}"
+        row: dict[str, Any] = {"set": name, "judge": judge, "model": model}
+        if len(parts) == 1:
+            row |= {**next(iter(parts.values())), "subsets": None, "pooled": None}
         else:
-            figures = reference_figures(gold, orders)
-            shown = (
-                subsets[0]
-                if len(subsets) == 1
-                else "Adversarial/{" + ",".join(LLMBAR_ADVERSARIAL) + "}"
-            )
-            source = LLMBAR_SOURCE.format(subset=shown, judge=judge)
-            found.append({"set": name, "judge": judge, **figures, "source": source})
+            gold = [g for v in released.values() if v for g in v[0]]
+            orders = [o for v in released.values() if v for o in v[1]]
+            row |= {
+                "items": sum(p["items"] for p in parts.values()),
+                **subset_mean(parts),
+                "subsets": parts,
+                "pooled": reference_figures(gold, orders),
+            }
+        found.append({**row, "source": LLMBAR_SOURCE.format(subset=shown, judge=judge)})
     return found
 
 
 def _prd(data: Path) -> list[dict[str, Any]]:
     gold = {item.id: item.gold for item in prd_vicuna80(data)}
     found = []
-    for reviewer, judge in PRD_REVIEWERS.items():
+    for reviewer, (judge, model) in PRD_REVIEWERS.items():
         verdicts: dict[tuple[str, str, int], Gold] = {}
         for (first, second), path in prd_files(data, reviewer).items():
             for _, row in jsonl_rows(path, PRDRating):
@@ -106,7 +128,10 @@ def _prd(data: Path) -> list[dict[str, Any]]:
             {
                 "set": "prd-vicuna80",
                 "judge": judge,
+                "model": model,
                 **figures,
+                "subsets": None,
+                "pooled": None,
                 "source": PRD_SOURCE.format(reviewer=reviewer),
             }
         )
@@ -118,10 +143,16 @@ def compute_references(data: Path) -> list[dict[str, Any]]:
     rows = _llmbar(data, "llmbar-natural", ["Natural"])
     rows += _llmbar(data, "llmbar-adversarial", [f"Adversarial/{s}" for s in LLMBAR_ADVERSARIAL])
     rows += _prd(data)
-    for row in rows:
-        for key in ("accuracy", "position_consistency"):
-            row[key] = round(row[key], 4)
-    return rows
+    return [_rounded(row) for row in rows]
+
+
+def _rounded(value: Any) -> Any:
+    """Figures to 6 decimals (the published ones have 3 or 4 significant digits)."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 def load_references() -> dict[str, list[dict[str, Any]]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.api.judgebench.references import load_references
-from assay.api.judgebench.sets import SETS, BenchItem, load_set, pick
+from assay.api.judgebench.sets import SETS, SUBSETS, BenchItem, load_set, pick
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.raters import human_rater, pair_item_id
@@ -26,7 +26,7 @@ from assay.core.records import Case, Comparison, Label, Trial
 from assay.core.writable import Output, check_outputs
 from assay.engine.plan import sha256_json
 from assay.engine.runner import Progress
-from assay.measure.judgebench import bench_figures
+from assay.measure.judgebench import bench_figures, subset_figures, subset_mean
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
 from assay.scorers.judge.labels import pairwise_labels
 from assay.store import DEFAULT_STORE, Store
@@ -109,15 +109,29 @@ def gate(
 
 
 def load_items(
-    sets: Sequence[str] = SETS, limit: int | None = None, data: str | Path | None = None
+    sets: Sequence[str] = SETS,
+    limit: int | None = None,
+    data: str | Path | None = None,
+    mirror: str | None = None,
 ) -> list[BenchItem]:
     """The items to judge: per set (in the given order, each once), the first `limit` of the
-    seeded order (`sets.pick`), from the bundled slices or the public layout under `data`."""
+    seeded order (`sets.pick`), from the public layout under `data`, else from the pinned
+    upstream files (fetched once into the cache, or from `mirror`: `sets.load_set`)."""
     if limit is not None and limit < 1:
         raise InputError("ERROR: --limit: must be 1 or more")
     folder = Path(data) if data is not None else None
     chosen = list(dict.fromkeys(sets)) or list(SETS)
-    return [i for name in chosen for i in pick(load_set(name, folder), limit)]
+    return [i for name in chosen for i in pick(load_set(name, folder, mirror), limit)]
+
+
+def subsets_of(name: str, kept: Sequence[tuple[BenchItem, Comparison]]) -> dict[str, Any]:
+    """On a set of subsets, each subset's figures (in the paper's order) and their mean."""
+    if name not in SUBSETS:
+        return {"subsets": None, "subset_mean": None}
+    gold = [i.gold for i, _ in kept]
+    found = subset_figures(gold, [c for _, c in kept], [i.subset or "" for i, _ in kept])
+    parts = {s: found[s] for s in SUBSETS[name] if s in found}
+    return {"subsets": parts, "subset_mean": subset_mean(parts)}
 
 
 def config_sha256(template_sha256: str, config: JudgeConfig) -> str:
@@ -150,6 +164,7 @@ def judge_bench(
     sets: Sequence[str] = SETS,
     limit: int | None = None,
     data: str | Path | None = None,
+    mirror: str | None = None,
     items: Sequence[BenchItem] | None = None,
     output: str | Path | None = None,
     store: str | Path = DEFAULT_STORE,
@@ -160,8 +175,9 @@ def judge_bench(
     config: JudgeConfig | None = None,
     **settings: Any,
 ) -> BenchResult:
-    """Benchmark `judge` on `sets` (bundled slices, or the public layout under `data`), or
-    on `items` already loaded (`load_items`).
+    """Benchmark `judge` on `sets` (the public layout under `data`, else the pinned upstream
+    files, fetched once and cached, or from `mirror`), or on `items` already loaded
+    (`load_items`).
 
     `settings` are JudgeConfig fields (rubric, budget_usd, shuffles, ...); the mode is
     pairwise, conditions `a` and `b`, every pair asked of the judge. Writes under `output`
@@ -176,7 +192,7 @@ def judge_bench(
     chosen = replace(base, judges=[judge], mode="pairwise", a="a", b="b", expectations_first=False)
     check_judge_keys(chosen)
     check_bench_outputs(output, report, store)
-    todo = list(items) if items is not None else load_items(sets, limit, data)
+    todo = list(items) if items is not None else load_items(sets, limit, data, mirror)
     names = list(dict.fromkeys(i.set for i in todo))
     cases = [case_of(i) for i in todo]
     trials = [t for i in todo for t in trials_of(i)]
@@ -192,13 +208,14 @@ def judge_bench(
         references = load_references()
         for name in names:
             pairs = [
-                (i.gold, comparisons[case_id])
+                (i, comparisons[case_id])
                 for i in todo
                 if i.set == name and (case_id := f"{i.set}/{i.id}") in comparisons
             ]
-            kept = [(g, c) for g, c in pairs if not c.by_rule]
-            figures = bench_figures([g for g, _ in kept], [c for _, c in kept])
+            kept = [(i, c) for i, c in pairs if not c.by_rule]
+            figures = bench_figures([i.gold for i, _ in kept], [c for _, c in kept])
             figures["decided_by_rule"] = len(pairs) - len(kept)
+            figures |= subsets_of(name, kept)
             result.sets[name] = {**figures, "references": references.get(name, [])}
             if judged.exit_code == EXIT_OK:
                 save_benchmark(handle, judge, result.prompt_sha256, name, figures)

@@ -11,14 +11,14 @@ Each reader turns one set into `BenchItem`s: a prompt, two outputs in the set's 
 - `pandalm` (PandaLM test set v1, Apache-2.0): the majority of the three annotators; 0 (similar
   quality) is a tie, and an item without a strict majority is left out.
 
-`pick` is the one seeded selection rule, used for `--limit` and to cut bundled slices: items
-in the order of sha256("assay-judge-bench/<set>/<id>"), first n.
+`pick` is the one seeded selection rule, used for `--limit`: items in the order of
+sha256("assay-judge-bench/<set>/<id>"), first n. Without `--data`, a set's files are
+fetched once from their upstream repositories and cached (`fetch.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from assay.api.judgebench.fetch import fetch_set
 from assay.api.judgebench.rows import (
     LLMBarRow,
     PandaLMRow,
@@ -34,15 +35,14 @@ from assay.api.judgebench.rows import (
     PRDRating,
     json_rows,
     jsonl_rows,
-    missing,
 )
 from assay.core.errors import InputError
-from assay.core.jsonl import read_text
 
 Gold = Literal["a", "b", "tie"]
 SEED = "assay-judge-bench"
-BUNDLED = Path(__file__).parent / "data" / "slices"
 LLMBAR_ADVERSARIAL = ("Neighbor", "GPTInst", "GPTOut", "Manual")
+SUBSETS = {"llmbar-adversarial": LLMBAR_ADVERSARIAL}
+"""The sets made of subsets, in their paper's order: figures per subset and their mean."""
 PRD_MODELS = ("bard", "claude", "gpt35", "gpt4", "vicuna-13b")
 PRD_FILE = re.compile(
     r"^answer[_-](.+?)-vs-answer[_-](.+)-(gpt4|gpt35|claude|bard|human)-reviewer[_-]threeclass\.jsonl$"
@@ -54,7 +54,8 @@ class BenchItem:
     """One labelled pair: `output_1` is condition `a`, `output_2` condition `b`.
 
     Texts that are not strings upstream (PandaLM has a few outputs stored as JSON `true`)
-    are read as their Python text (`True`), so every item becomes valid trials."""
+    are read as their Python text (`True`), so every item becomes valid trials. `subset`
+    names the part of a set made of subsets (`SUBSETS`) the item comes from."""
 
     set: str
     id: str
@@ -62,6 +63,7 @@ class BenchItem:
     output_1: str
     output_2: str
     gold: Gold
+    subset: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("id", "prompt", "output_1", "output_2"):
@@ -81,21 +83,6 @@ def majority(votes: Iterable[Gold]) -> Gold | None:
     return label if total and count * 2 > total else None
 
 
-def read_jsonl(path: Path) -> list[Any]:
-    """The objects of a JSONL file (a bundled slice); a broken line is an InputError naming
-    the file and the line."""
-    if not path.is_file():
-        raise missing(path)
-    rows = []
-    for number, line in enumerate(read_text(path).splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise InputError(f"ERROR: {path}: line {number}: not JSON: {error.msg}") from None
-    return rows
-
-
 def _prompt(instruction: str, extra: str = "") -> str:
     return f"{instruction}\n\n{extra}" if extra.strip() else instruction
 
@@ -110,8 +97,10 @@ def _llmbar(data: Path, name: str, subsets: Sequence[str]) -> list[BenchItem]:
     for subset in subsets:
         for index, (_, row) in enumerate(llmbar_subset(data, subset)):
             gold: Gold = "a" if row.label == 1 else "b"
-            key = f"{subset.split('/')[-1].lower()}-{index}"
-            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold))  # type: ignore[arg-type]
+            part = subset.split("/")[-1]
+            key = f"{part.lower()}-{index}"
+            shown = part if name in SUBSETS else None
+            items.append(BenchItem(name, key, row.input, row.output_1, row.output_2, gold, shown))  # type: ignore[arg-type]
     return items
 
 
@@ -214,26 +203,14 @@ def pick(items: Sequence[BenchItem], limit: int | None) -> list[BenchItem]:
     return ordered if limit is None else ordered[:limit]
 
 
-def bundled(name: str) -> list[BenchItem] | None:
-    """The bundled slice of a set (`data/slices/<set>.jsonl` in the package), if there is one."""
-    path = BUNDLED / f"{name}.jsonl"
-    if not path.is_file():
-        return None
-    return [BenchItem(**row) for row in read_jsonl(path)]
-
-
-def load_set(name: str, data: Path | None) -> list[BenchItem]:
-    """A set's items: from `data` (the public layout) when given, else the bundled slice."""
+def load_set(name: str, data: Path | None, mirror: str | None = None) -> list[BenchItem]:
+    """A set's items: from `data` (the public layout) when given, else from the pinned
+    upstream files, fetched once into the cache (`fetch.fetch_set`, `mirror` for another
+    source)."""
     if name not in READERS:
         raise InputError(f"ERROR: --set: unknown set {name!r}; expected one of {', '.join(SETS)}")
     if data is not None:
         if not data.is_dir():
             raise InputError(f"ERROR: --data: {data} is not a directory")
         return READERS[name](data)
-    items = bundled(name)
-    if items is None:
-        raise InputError(
-            f"ERROR: --set {name}: no bundled slice of this set in this installation; pass"
-            " --data DIR, a folder holding the public sets (see `assay judge-bench --help`)"
-        )
-    return items
+    return READERS[name](fetch_set(name, mirror))

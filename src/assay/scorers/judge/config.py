@@ -17,7 +17,13 @@ from assay.core.rubric import Criterion, Rubric
 from assay.core.suite import Suite
 from assay.engine.plan import sha256_json
 from assay.models.base import Model
-from assay.models.registry import MissingKey, ModelOptions, create_model, missing_keys
+from assay.models.registry import (
+    METERING,
+    MissingKey,
+    ModelOptions,
+    create_model,
+    missing_keys,
+)
 from assay.scorers.judge.bias import shared_families
 from assay.scorers.judge.prompts import template_sha256
 
@@ -49,6 +55,7 @@ class JudgeConfig:
     retries: int = 4
     budget_usd: float | None = None
     allow_unmetered: bool = False
+    metering: tuple[str, str] = METERING  # the settings that meter the judges (their names)
     options: ModelOptions = field(default_factory=ModelOptions)
     batch: bool = False  # --batch: judge calls go through provider batch APIs
     batch_poll_s: float = 30.0
@@ -180,6 +187,10 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         retries=suite.run.retries,
         budget_usd=section.budget_usd,
         allow_unmetered=section.allow_unmetered or suite.run.allow_unmetered,
+        metering=(
+            f'{suite.file}: [judge] price = "IN,OUT" (USD per million tokens)',
+            "[judge] allow_unmetered = true",
+        ),
         options=judge_options(suite),
         batch=section.batch,
         batch_poll_s=suite.run.batch_poll_s,

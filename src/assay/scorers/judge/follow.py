@@ -72,7 +72,7 @@ class JudgeFollower:
         self.config = config
         self.store = store
         self.models = build_judge_models(config)
-        check_metered(self.models, config.allow_unmetered)
+        check_metered(self.models, config.allow_unmetered, config.metering)
         self.config_key = fingerprint(config, criteria, scale, self.models)
         self.setup = JudgeSetup(config, self.models, criteria, scale)
         self.scorer = judge_scorer(self.setup, {})
@@ -103,7 +103,7 @@ class JudgeFollower:
     def begin(self, caller: Caller, run_id: str) -> None:
         """Share the run's caller; take in the trials answered before (a resumed run)."""
         self._budget = caller.budget.within(self.cap)
-        self._caller = caller.sharing(self._budget)
+        self._caller = caller.sharing(self._budget, "judges")
         self._gate = asyncio.Semaphore(max(1, self.config.concurrency) * 2)
         for record in self.store.trial_records(run_id):
             if record.get("error") is None:  # errored ones are run again and recorded then

@@ -13,14 +13,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from assay.scorers.judge.prompts import BOUNDARY
+
 Check = Callable[[str, str], str]
 """(claim, document sentence) → "supported", "contradicted" or "unverifiable"."""
 
 WORD = re.compile(r"[a-z0-9]+")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-DOCUMENT = re.compile(r'<document id="(\d+)">\n(.*?)\n</document>', re.DOTALL)
-CLAIMS = re.compile(r"<claims>\n(.*?)</claims>", re.DOTALL)
-RESPONSE = re.compile(r"<response>\n(.*?)\n</response>", re.DOTALL)
+DOCUMENT = re.compile(rf'<document-({BOUNDARY}) id="(\d+)">\n(.*?)\n</document-\1>', re.DOTALL)
+CLAIMS = re.compile(rf"<claims-({BOUNDARY})>\n(.*?)</claims-\1>", re.DOTALL)
+RESPONSE = re.compile(rf"<response-({BOUNDARY})>\n(.*?)\n</response-\1>", re.DOTALL)
 NEGATION = frozenset({"not", "never", "no", "cannot"})
 LIGHT = frozenset({"the", "and", "was", "were", "with", "for", "are", "that", "this", "its"})
 RANK = {"supported": 0, "contradicted": 1, "unverifiable": 2}
@@ -61,18 +63,18 @@ def _verdict(claim: str, documents: list[str], check: Check) -> tuple[str, str]:
 
 
 def _documents(prompt: str) -> list[str]:
-    return [text for _, text in DOCUMENT.findall(prompt)]
+    return [text for _, _, text in DOCUMENT.findall(prompt)]
 
 
 def extract(prompt: str, check: Check) -> dict[str, Any]:
     found = RESPONSE.search(prompt)
-    return {"claims": sentences(found.group(1)) if found else []}
+    return {"claims": sentences(found.group(2)) if found else []}
 
 
 def verify(prompt: str, check: Check) -> dict[str, Any]:
     documents = _documents(prompt)
     block = CLAIMS.search(prompt)
-    lines = block.group(1).splitlines() if block else []
+    lines = block.group(2).splitlines() if block else []
     verdicts = []
     for line in lines:
         number, _, claim = line.partition(". ")
@@ -85,7 +87,7 @@ def verify(prompt: str, check: Check) -> dict[str, Any]:
 
 def contradicted(prompt: str, check: Check) -> dict[str, Any]:
     found = RESPONSE.search(prompt)
-    claims = sentences(found.group(1)) if found else []
+    claims = sentences(found.group(2)) if found else []
     verdicts = []
     for number, document in enumerate(_documents(prompt), start=1):
         against = [c for c in claims if _verdict(c, [document], check)[0] == "contradicted"]

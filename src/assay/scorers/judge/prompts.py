@@ -1,14 +1,21 @@
 """Judge prompts rendered from the versioned templates in `templates/` (jinja2).
 
-Responses are framed by tags (`<response>`, `<response_1>`, `<response_2>`); any such tag
-inside a response is neutralised first, so a response can neither break out of its frame nor
-pose as the other one, and scripted judges can find the framed texts reliably. The SHA-256
-of a template's source is stored with every judgment made with it.
+Every text a prompt frames (the task, the reference, documents, claims, the responses) is
+between tags that carry the prompt's boundary, `<response-BOUNDARY>` ... `</response-BOUNDARY>`,
+and the prompt tells the judge that what a frame holds is data, never instructions. The
+boundary is derived from the hash of the framed texts (`boundary`): a response cannot know it
+in advance, since it changes with the text that would have to contain it, yet the same
+request renders the same prompt (the call cache). Frame-like tags inside a text are
+neutralised too (`neutralise`), so scripted judges find the framed texts reliably. The
+SHA-256 of a template's source is stored with every judgment made with it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
+from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -24,10 +31,13 @@ SYSTEM = (
     "You are an impartial evaluator of AI assistant responses. You follow the grading "
     "instructions exactly and reply with JSON only."
 )
+# A tag a judge could read as a frame's: blanks around the slash too (`</ response>`).
 FRAME_TAG = re.compile(
-    r"<(/?)(response(?:_\d+)?|reference_answer|task|document|claims)\b", re.IGNORECASE
+    r"<\s*(/?)\s*(response(?:_\d+)?|reference_answer|task|document|claims)\b", re.IGNORECASE
 )
-FRAMED = re.compile(r"<(response(?:_[12])?)>\n(.*?)\n</\1>", re.DOTALL)
+BOUNDARY_CHARS = 16
+BOUNDARY = f"[0-9a-f]{{{BOUNDARY_CHARS}}}"
+FRAMED = re.compile(rf"<(response(?:_[12])?)-({BOUNDARY})>\n(.*?)\n</\1-\2>", re.DOTALL)
 CONTEXT_CHARS = 6000
 
 
@@ -60,8 +70,38 @@ def template_sha256(name: str) -> str:
     return sha256_text(template_source(name))
 
 
+def _texts(value: Any) -> Iterator[str]:
+    """Every text in a template's values (dict keys and items, list items), as printed."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
+    else:
+        yield str(value)
+
+
+def boundary(values: dict[str, Any]) -> str:
+    """The frame tags' boundary of one prompt: hex digits of the SHA-256 of the texts it
+    frames, never a string any of them holds (the next salt's digits otherwise)."""
+    texts = list(_texts(values))
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).digest()
+    for salt in itertools.count():
+        made = hashlib.sha256(digest + str(salt).encode()).hexdigest()[:BOUNDARY_CHARS]
+        if not any(made in text for text in texts):
+            return made
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def render(template: str, /, **values: Any) -> str:
-    """Render a template with its values; a missing value is an error, never blank."""
+    """Render a template with its values and their `boundary`; a missing value is an error,
+    never blank."""
+    return _render(template, {**values, "boundary": boundary(values)})
+
+
+def _render(template: str, values: dict[str, Any]) -> str:
     return _tidy(_compiled(template).render(**values))
 
 
@@ -137,13 +177,15 @@ class Prompt:
         self._skeletons: dict[Any, list[str | int]] | None = {} if _fixed_safe(fixed) else None
 
     def render(self, **values: Any) -> str:
+        """The prompt for these values, framed by their `boundary` (not the fixed ones')."""
+        values = {**values, "boundary": boundary(values)}
         strings: list[str] = []
         try:
             marked, shape = _mark(values, strings)
         except _Unmarkable:
-            return render(self.name, **self.fixed, **values)
+            return _render(self.name, {**self.fixed, **values})
         if self._skeletons is None:
-            return render(self.name, **self.fixed, **values)
+            return _render(self.name, {**self.fixed, **values})
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
             skeleton = self._skeleton(marked, shape)
@@ -164,13 +206,14 @@ class Prompt:
 
 
 def neutralise(text: str) -> str:
-    """Defuse frame tags inside a response (`<response_1>` becomes `‹response_1>`)."""
+    """Defuse frame-like tags inside a text (`<response_1>`, `</ response>` become
+    `‹response_1>`, `‹/response>`)."""
     return FRAME_TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
 
 
 def framed_responses(prompt: str) -> dict[str, str]:
     """The texts between frame tags of a rendered prompt: `response`, `response_1`, ..."""
-    return {m.group(1): m.group(2) for m in FRAMED.finditer(prompt)}
+    return {m.group(1): m.group(3) for m in FRAMED.finditer(prompt)}
 
 
 def case_values(case: Case) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class Judging:
         self.result = result = JudgeResult()
         result.warnings = family_warnings(config, trials)
         self.models = build_judge_models(config)
-        check_metered(self.models, config.allow_unmetered)
+        check_metered(self.models, config.allow_unmetered, config.metering)
         self.items, result.skipped_errored, result.unpaired = plan_items(
             trials,
             {c.id: c for c in cases},

@@ -2,8 +2,10 @@
 
 The schemas keep every string and list bounded (maxLength, maxItems) so grammar-constrained
 decoding (llama.cpp) cannot run away, mark every field required and forbid extra ones (the
-OpenAI strict subset). A reply that does not fit raises `ReplyError` with a message the
-repair prompt quotes back to the judge.
+OpenAI strict subset). Replies are read strictly, as the schemas say: a score is a JSON
+integer (`true` is no 1, `"5"` no 5), a flag a JSON boolean, a winner one of the strings. A
+reply that does not fit raises `ReplyError` with a message the repair prompt quotes back to
+the judge.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ class ReplyError(Exception):
 
 
 class Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no coercion (pydantic's lax mode reads `true` as 1 and "5" as 5); an integer
+    # is still a number where a float is asked (a confidence of 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 Quote = Annotated[str, StringConstraints(max_length=QUOTE_CHARS * 2)]

@@ -1,4 +1,4 @@
-"""Serve the review app with uvicorn on a socket bound up front (so port 0 works)."""
+"""Serve a web app (review, view) with uvicorn on a socket bound up front (so port 0 works)."""
 
 from __future__ import annotations
 

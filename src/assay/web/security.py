@@ -1,4 +1,4 @@
-"""Access control and hardening of the review app.
+"""Access control and hardening of assay's web apps (`assay review`, `assay view`).
 
 - Beyond loopback the app needs a token; with one, every request must carry it (Bearer
   header, the cookie, or `?token=` once, which sets the cookie) or gets 401.
@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import math
 import secrets
-from collections import Counter
 from urllib.parse import urlencode
 
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -23,9 +21,21 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp
 
-TOKEN_COOKIE = "assay_review_token"
-SESSION_COOKIE = "assay_review_session"
+from assay.core.errors import InputError
+
 CSRF_FIELD = "csrf"
+
+
+def token_cookie(app: str) -> str:
+    """The cookie that carries an app's token (`assay_review_token`): one per app, so two
+    apps served from the same host keep their own."""
+    return f"assay_{app}_token"
+
+
+def session_cookie(app: str) -> str:
+    """The cookie that carries an app's browser session (`assay_review_session`)."""
+    return f"assay_{app}_session"
+
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self';"
@@ -42,33 +52,38 @@ SECURITY_HEADERS = {
 
 
 MIN_TOKEN = 12  # characters
-MIN_DISTINCT = 6  # distinct characters: no repeated patterns
-MIN_BITS = 24.0  # the token's length times the Shannon entropy of its characters
+MIN_GUESSES_LOG10 = 12.0
+"""zxcvbn's estimate of the guesses a token takes, as a power of ten: 10^12 is three decades
+at a thousand tries a second against the server (a common password with digits takes 10^3
+to 10^5, `secrets.token_urlsafe(16)` about 10^22)."""
+ZXCVBN_CHARS = 72  # zxcvbn reads at most this many; a longer token is at least as strong
+KNOWN_WORDS = ["assay", "review", "token"]
 
 
 def token_weakness(token: str) -> str | None:
     """Why `token` is too guessable to guard the app, or None when it will do.
 
-    A token must have real entropy: at least `MIN_TOKEN` characters, no whitespace or
-    control characters, two kinds of character (lower, upper, digits, others), `MIN_DISTINCT`
-    distinct ones and `MIN_BITS` of entropy by their frequencies, as `secrets.token_urlsafe`
-    or `token_hex` give (`suggest_token`). These refuse what a person types as a placeholder
-    (`aaaaaaaaaaaa`, twelve spaces, `abababab1212`), not what a generator makes.
+    A token needs `MIN_TOKEN` characters, no whitespace or control characters, and must take
+    10^`MIN_GUESSES_LOG10` guesses by zxcvbn's estimate (dictionaries of common passwords,
+    names and words, keyboard walks, repeats, sequences, dates, l33t spellings), as
+    `secrets.token_urlsafe` or `token_hex` give (`suggest_token`). This refuses what a person
+    types as a placeholder or picks as a password (`aaaaaaaaaaaa`, `Password1234`,
+    `qwerty123456`), not what a generator makes.
     """
     if len(token) < MIN_TOKEN:
         return f"use at least {MIN_TOKEN} characters (a guessable token protects nothing)"
     if any(c.isspace() or not c.isprintable() for c in token):
         return "it holds whitespace or control characters"
-    kinds = {
-        "lower" if c.islower() else "upper" if c.isupper() else "digit" if c.isdigit() else "other"
-        for c in token
-    }
-    if len(kinds) < 2:
-        return "it uses one kind of character only; mix letters, digits or symbols"
-    counts = Counter(token)
-    bits = -sum(n * math.log2(n / len(token)) for n in counts.values())
-    if len(counts) < MIN_DISTINCT or bits < MIN_BITS:
-        return "it repeats too few distinct characters to be hard to guess"
+    from zxcvbn import zxcvbn  # (its word lists load here: only a served token needs them)
+
+    estimate = zxcvbn(token[:ZXCVBN_CHARS], user_inputs=KNOWN_WORDS)
+    if float(estimate["guesses_log10"]) < MIN_GUESSES_LOG10:
+        warning = str(estimate["feedback"].get("warning") or "").rstrip(".")
+        why = f" ({warning[0].lower()}{warning[1:]})" if warning else ""
+        return (
+            f"it is a common password or built like one{why}: about"
+            f" 10^{float(estimate['guesses_log10']):.0f} guesses find it"
+        )
     return None
 
 
@@ -77,6 +92,24 @@ def suggest_token() -> str:
     while token_weakness(token := secrets.token_urlsafe(24)) is not None:  # pragma: no cover
         pass
     return token
+
+
+def check_listening(host: str, token: str | None, envvar: str, exposes: str) -> None:
+    """Refuse (InputError, exit 2) a weak `--token`, and a `--host` beyond loopback without
+    one; `exposes` says what anyone on the network could then do, `envvar` where the token
+    may also come from."""
+    weakness = token_weakness(token) if token is not None else None
+    if weakness is not None:
+        raise InputError(
+            f"ERROR: --token: {weakness}. A random token, for example: --token {suggest_token()}"
+        )
+    if not is_loopback(host) and token is None:
+        raise InputError(
+            f"ERROR: --host {host}: refusing to listen beyond loopback without --token: anyone"
+            f" on the network could {exposes}. Pass --token TOKEN"
+            f" (a random one, for example: --token {suggest_token()}; or set"
+            f" {envvar}), or keep the default --host 127.0.0.1."
+        )
 
 
 def is_loopback(host: str) -> bool:
@@ -123,9 +156,12 @@ class Csrf:
 class SecurityMiddleware(BaseHTTPMiddleware):
     """Token check, session cookie and hardening headers for every request and response."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, name: str = "review") -> None:
         super().__init__(app)
         self.token = token
+        self.name = name
+        self.token_cookie = token_cookie(name)
+        self.session_cookie = session_cookie(name)
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await self._respond(request, call_next)
@@ -153,21 +189,21 @@ class SecurityMiddleware(BaseHTTPMiddleware):
                     return redirect
             elif not (
                 _same(_bearer(request), self.token)
-                or _same(request.cookies.get(TOKEN_COOKIE), self.token)
+                or _same(request.cookies.get(self.token_cookie), self.token)
             ):
                 return PlainTextResponse(
-                    "401 Unauthorized: this review server needs its token (an Authorization:"
+                    f"401 Unauthorized: this {self.name} server needs its token (an Authorization:"
                     " Bearer header, or ?token=TOKEN once in the address).\n",
                     status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="assay review"'},
+                    headers={"WWW-Authenticate": f'Bearer realm="assay {self.name}"'},
                 )
-        session = request.cookies.get(SESSION_COOKIE)
+        session = request.cookies.get(self.session_cookie)
         new_session = None if session else secrets.token_urlsafe(32)
         request.state.session = session or new_session
         response = await call_next(request)
         if new_session:
             response.set_cookie(
-                SESSION_COOKIE, new_session, httponly=True, samesite="strict", path="/"
+                self.session_cookie, new_session, httponly=True, samesite="strict", path="/"
             )
         if set_token:
             self._set_token_cookie(response)
@@ -175,4 +211,6 @@ class SecurityMiddleware(BaseHTTPMiddleware):
 
     def _set_token_cookie(self, response: Response) -> None:
         assert self.token is not None
-        response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(
+            self.token_cookie, self.token, httponly=True, samesite="strict", path="/"
+        )

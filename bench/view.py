@@ -1,0 +1,74 @@
+"""Benchmark `assay view` pages on a 10,000-case run.
+
+Makes a store with one run of N cases × two conditions (bench/view_store.py: recorded
+results, some errored trials), then times each page through the app (Starlette's TestClient,
+in process: routing, the store's queries, filtering and Jinja rendering, no network): the
+first run page (which reads the run into memory), then warm pages (page 1, a filter, a
+search, a deep page, a sort) and a case page. Prints one line per page and a JSON line with
+the medians in milliseconds.
+Usage: python bench/view.py [--cases 10000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from starlette.testclient import TestClient  # noqa: E402
+from view_store import make_store  # noqa: E402
+
+from assay.store.views import ReadOnlyStore  # noqa: E402
+from assay.view.app import ViewConfig, case_url, create_app  # noqa: E402
+
+RUN = "run000000001"
+
+
+def timed(client: TestClient, url: str) -> float:
+    start = time.perf_counter()
+    response = client.get(url)
+    elapsed = (time.perf_counter() - start) * 1000
+    assert response.status_code == 200, (url, response.status_code)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "view.db"
+        start = time.perf_counter()
+        make_store(path, args.cases).close()
+        print(f"store: {args.cases} cases x 2 conditions in {time.perf_counter() - start:.1f} s")
+        client = TestClient(
+            create_app(ViewConfig(store=ReadOnlyStore(path))), base_url="http://127.0.0.1"
+        )
+        figures = {"first run page (reads the run)": timed(client, f"/runs/{RUN}")}
+        pages = {
+            "run page 1": f"/runs/{RUN}",
+            "errored filter": f"/runs/{RUN}?outcome=errored",
+            "search in prompts and responses": f"/runs/{RUN}?q=device+4242",
+            "page 150": f"/runs/{RUN}?page=150",
+            "sort by delta": f"/runs/{RUN}?sort=delta&category=devices",
+            "case page": case_url(RUN, "case-04242"),
+            "runs list": "/",
+        }
+        for name, url in pages.items():
+            figures[name] = statistics.median(timed(client, url) for _ in range(args.repeat))
+        for name, ms in figures.items():
+            print(f"{name}: {ms:.0f} ms")
+        print(json.dumps({"cases": args.cases, "ms": {k: round(v, 1) for k, v in figures.items()}}))
+
+
+if __name__ == "__main__":
+    main()

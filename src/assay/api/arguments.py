@@ -1,0 +1,123 @@
+"""The public API's arguments checked against its type hints, so that a wrong type is an
+InputError naming the function and the argument (`ERROR: assay.run: trials: expected int |
+None, got str ('3')`) before anything is written, not an AttributeError or TypeError
+from deep inside.
+
+Each argument given is validated by pydantic in strict mode (no `"3"` for 3, no `True` for a
+number; a record may be given as the dict of its fields, validated as the record). `assay.X`
+and `assay.api.X` are the checked functions (`api/__init__.py`); the command line calls the
+modules' functions with the values Typer parsed and typed, and builds no validator.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from assay.core.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONFIG = ConfigDict(strict=True, arbitrary_types_allowed=True)
+SHOWN_ERRORS = 3
+SHOWN_VALUE = 40
+
+
+def checked(function: F, name: str) -> F:
+    """`function` with each argument given checked against its type hint (`name` is how the
+    errors call it, e.g. `assay.run`); a `**options` argument is passed on unchecked."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InputError(f"ERROR: {name}: {_unbound(exc)}") from None
+        for argument, value in bound.arguments.items():
+            parameter = signature.parameters[argument]
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                continue
+            hint = _hint(function, argument)
+            try:
+                bound.arguments[argument] = _adapter(hint).validate_python(value)
+            except ValidationError as exc:
+                raise InputError(
+                    [f"ERROR: {name}: {line}" for line in _problems(argument, hint, value, exc)]
+                ) from None
+        return function(*bound.args, **bound.kwargs)
+
+    return typing.cast(F, call)
+
+
+def _unbound(exc: TypeError) -> str:
+    """A binding error without Python's function name: `unexpected keyword 'x'`."""
+    text = str(exc)
+    if "unexpected keyword argument" in text:
+        return "unexpected keyword " + text.rsplit("argument ", 1)[-1]
+    return text
+
+
+@functools.cache
+def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """The parameters' type hints, evaluated in the function's module (the return type,
+    which may name what is imported for type checkers only, is left alone)."""
+    hints = {}
+    for parameter in inspect.signature(function).parameters.values():
+        annotation = parameter.annotation
+        if isinstance(annotation, str):
+            # (as `inspect.get_annotations(eval_str=True)` does, for the parameters only)
+            annotation = eval(annotation, vars(inspect.getmodule(function)))
+        hints[parameter.name] = annotation
+    return hints
+
+
+def _hint(function: Callable[..., Any], argument: str) -> Any:
+    return _hints(function)[argument]
+
+
+@functools.cache
+def _adapter(hint: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(hint, config=CONFIG)
+
+
+def _problems(argument: str, hint: Any, value: Any, exc: ValidationError) -> list[str]:
+    """What is wrong: inside a sequence, each item's field errors (`cases[0].id: ...`);
+    otherwise the type expected and the one given."""
+    inside = []
+    for error in exc.errors():
+        loc = error["loc"]
+        index = next((i for i, part in enumerate(loc) if isinstance(part, int)), None)
+        if index is None:
+            continue
+        place = argument + "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc[index:]
+        )
+        inside.append(f"{place}: {error['msg']}")
+    if inside:
+        return list(dict.fromkeys(inside))[:SHOWN_ERRORS]
+    shown = repr(value)
+    shown = shown if len(shown) <= SHOWN_VALUE else shown[: SHOWN_VALUE - 1] + "…"
+    return [f"{argument}: expected {type_name(hint)}, got {type(value).__name__} ({shown})"]
+
+
+def type_name(hint: Any) -> str:
+    """A type hint as a person writes it: `str | Path | Sequence[Case] | None`."""
+    if hint is None or hint is type(None):
+        return "None"
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " | ".join(type_name(arg) for arg in typing.get_args(hint))
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is not None:
+        if origin is typing.Literal:
+            return " | ".join(repr(arg) for arg in args)
+        inner = ", ".join("..." if arg is Ellipsis else type_name(arg) for arg in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]" if args else type_name(origin)
+    if isinstance(hint, list):  # Callable's argument list
+        return "[" + ", ".join(type_name(arg) for arg in hint) + "]"
+    return str(getattr(hint, "__name__", hint))

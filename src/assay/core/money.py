@@ -1,0 +1,25 @@
+"""The text of a price, `IN,OUT` (USD per million input and output tokens), as numbers.
+
+One reading for `--price` (models/pricing.py `parse_price`) and a suite's `[run] price` and
+`[judge] price` (core/suite.py, validated when the suite is loaded, so an error names the
+file and line): two finite numbers of at least 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def price_values(text: str) -> tuple[float, float]:
+    """`"1,2.5"` -> (1.0, 2.5); ValueError saying what is wrong otherwise (a NaN, an
+    infinite or a negative price is refused: the budget could not bound anything with it)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        values = (float(parts[0]), float(parts[1]))
+    except ValueError:
+        raise ValueError(f"expected IN,OUT in USD per million tokens, got {text!r}") from None
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise ValueError(f"prices must be finite numbers of at least 0, got {text!r}")
+    return values

@@ -1,0 +1,302 @@
+"""Read-only queries for `assay view`: runs, their recorded results, cases, trials and scores.
+
+The store is opened with SQLite's `mode=ro` URI, so nothing the viewer does can write to it
+(no migration either: a store from an older assay is read as it is, its missing tables read
+as empty; one from a newer assay is refused, exit 2). Each query opens its own cursor on one
+connection shared by the server's threads (SQLite serialises them).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.core.errors import InputError
+from assay.store.db import damaged_store
+from assay.store.schema import check_version
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One run as the runs list shows it."""
+
+    run_id: str
+    created_at: str
+    config: dict[str, Any]
+    trials: int
+    errored: int
+    spent_usd: float | None
+    suite: str | None = None
+    verdict: str | None = None
+    saved_at: str | None = None
+
+    @property
+    def conditions(self) -> list[str]:
+        return [str(c.get("name")) for c in self.config.get("conditions", []) if c.get("name")]
+
+    @property
+    def cases(self) -> int | None:
+        value = self.config.get("cases")
+        return value if isinstance(value, int) else None
+
+    @property
+    def planned_trials(self) -> int | None:
+        value = self.config.get("trials")
+        return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRow:
+    """One trial as stored: its JSON record and the error detail kept beside it."""
+
+    case_id: str
+    condition: str
+    trial: int
+    record: dict[str, Any]
+    error_detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    case_id: str
+    category: str
+    risk: str
+    record: dict[str, Any]
+
+
+@dataclass(slots=True)
+class CaseScores:
+    """Everything scored about one case of a run, and what people said about it."""
+
+    rows: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """(kind, record): kind is judge, scorer or comparison."""
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    """Review answers: reviewer, mode, trial, a, b, answer, answered_at."""
+
+
+class ReadOnlyStore:
+    """A read-only connection to a run store."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if not path.is_file():
+            raise InputError(f"ERROR: {path}: no store here (pass --store PATH)")
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        try:
+            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+        self._lock = threading.Lock()
+        try:
+            self.db.execute("PRAGMA busy_timeout=10000")
+            check_version(self.db, path)
+            self.tables = {name for (name,) in self.db.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            damaged = damaged_store(exc, path, opening=True)
+            raise damaged or InputError(f"ERROR: {path}: cannot open the store: {exc}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self.db.execute(sql, params))
+
+    def _has(self, *tables: str) -> bool:
+        return all(t in self.tables for t in tables)
+
+    # -- runs -----------------------------------------------------------------------------
+    def runs(self, suite: str | None = None) -> list[RunSummary]:
+        """Every run, newest first (only those recorded for `suite` when given)."""
+        found = self._summaries(None)
+        return [r for r in found if suite is None or r.suite == suite]
+
+    def run(self, run_id: str) -> RunSummary | None:
+        found = self._summaries(run_id)
+        return found[0] if found else None
+
+    def _summaries(self, run_id: str | None) -> list[RunSummary]:
+        """The runs (one when `run_id` is given), newest first, with their trial counts."""
+        if not self._has("runs"):
+            return []
+        where, params = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
+        counts = {
+            r: (n, errored or 0)
+            for r, n, errored in self._rows(
+                f"SELECT run_id, COUNT(*), SUM(error IS NOT NULL) FROM trials {where}"
+                " GROUP BY run_id",
+                params,
+            )
+        }
+        spent = (
+            dict(self._rows(f"SELECT run_id, spent_usd FROM run_spend {where}", params))
+            if self._has("run_spend")
+            else {}
+        )
+        results = (
+            {
+                r: (s, v, at)
+                for r, s, v, at in self._rows(
+                    f"SELECT run_id, suite, verdict, saved_at FROM run_results {where}", params
+                )
+            }
+            if self._has("run_results")
+            else {}
+        )
+        found = []
+        for r, created_at, config in self._rows(
+            f"SELECT run_id, created_at, config FROM runs {where} ORDER BY created_at DESC, run_id",
+            params,
+        ):
+            n, errored = counts.get(r, (0, 0))
+            found.append(
+                RunSummary(
+                    r,
+                    created_at,
+                    _json_object(config),
+                    n,
+                    errored,
+                    spent.get(r),
+                    *(results.get(r) or (None, None, None)),
+                )
+            )
+        return found
+
+    def suites(self) -> list[str]:
+        if not self._has("run_results"):
+            return []
+        return [s for (s,) in self._rows("SELECT DISTINCT suite FROM run_results ORDER BY suite")]
+
+    def report(self, run_id: str) -> dict[str, Any] | None:
+        """The recorded report of the run's evaluation (report.json's data), if any."""
+        if not self._has("run_results"):
+            return None
+        rows = self._rows("SELECT report FROM run_results WHERE run_id = ?", (run_id,))
+        return _json_object(rows[0][0]) if rows else None
+
+    def previous_run(self, run_id: str) -> str | None:
+        """The run of the same suite recorded just before this one."""
+        if not self._has("run_results"):
+            return None
+        rows = self._rows(
+            "SELECT p.run_id FROM run_results p JOIN run_results r ON p.suite = r.suite"
+            " WHERE r.run_id = ? AND p.saved_at < r.saved_at ORDER BY p.saved_at DESC LIMIT 1",
+            (run_id,),
+        )
+        return str(rows[0][0]) if rows else None
+
+    def stamp(self, run_id: str) -> tuple[Any, ...]:
+        """What changes when the run gets more trials or is recorded again (cache key)."""
+        trials = self._rows(
+            "SELECT COUNT(*), MAX(seq), SUM(error IS NOT NULL) FROM trials WHERE run_id = ?",
+            (run_id,),
+        )[0]
+        saved = (
+            self._rows("SELECT saved_at FROM run_results WHERE run_id = ?", (run_id,))
+            if self._has("run_results")
+            else []
+        )
+        return (*trials, saved[0][0] if saved else None)
+
+    # -- a run's cases, trials and scores -----------------------------------------------------
+    def cases(self, run_id: str) -> list[CaseRow]:
+        """The catalogue the run answered, in its order (empty: not recorded)."""
+        if not self._has("run_cases"):
+            return []
+        return [
+            CaseRow(c, cat, risk, _json_object(rec))
+            for c, cat, risk, rec in self._rows(
+                "SELECT case_id, category, risk, record FROM run_cases WHERE run_id = ?"
+                " ORDER BY seq",
+                (run_id,),
+            )
+        ]
+
+    def case(self, run_id: str, case_id: str) -> CaseRow | None:
+        if not self._has("run_cases"):
+            return None
+        rows = self._rows(
+            "SELECT case_id, category, risk, record FROM run_cases WHERE run_id = ?"
+            " AND case_id = ?",
+            (run_id, case_id),
+        )
+        return (
+            CaseRow(rows[0][0], rows[0][1], rows[0][2], _json_object(rows[0][3])) if rows else None
+        )
+
+    def trials(self, run_id: str, case_id: str | None = None) -> Iterator[TrialRow]:
+        """The run's trials in plan order (one case's when `case_id` is given)."""
+        sql = "SELECT case_id, condition, trial, record, error_detail FROM trials WHERE run_id = ?"
+        params: tuple[Any, ...] = (run_id,)
+        if case_id is not None:
+            sql += " AND case_id = ?"
+            params = (run_id, case_id)
+        for c, cond, trial, record, detail in self._rows(sql + " ORDER BY seq", params):
+            yield TrialRow(c, cond, trial, _json_object(record), detail)
+
+    def answers(self, run_id: str) -> Iterator[tuple[str, str, str | None, str]]:
+        """(case, condition, error, response) of each of the run's trials in plan order: the
+        response read by SQLite (`json_extract`), not the whole record, for the case matrix."""
+        rows = self._rows(
+            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
+            " WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        for case_id, condition, error, response in rows:
+            yield case_id, condition, error, response if isinstance(response, str) else ""
+
+    def cells(self, run_id: str) -> dict[tuple[str, str], tuple[float | None, bool]]:
+        """(case, condition) → (weighted score, has a blocking finding), as recorded."""
+        if not self._has("run_cells"):
+            return {}
+        return {
+            (c, cond): (w, bool(b))
+            for c, cond, w, b in self._rows(
+                "SELECT case_id, condition, weighted, blocker FROM run_cells WHERE run_id = ?",
+                (run_id,),
+            )
+        }
+
+    def case_scores(self, run_id: str, case_id: str) -> CaseScores:
+        found = CaseScores()
+        if self._has("run_scores"):
+            found.rows = [
+                (kind, _json_object(rec))
+                for kind, rec in self._rows(
+                    "SELECT kind, record FROM run_scores WHERE run_id = ? AND case_id = ?"
+                    " ORDER BY seq",
+                    (run_id, case_id),
+                )
+            ]
+        if self._has("review_answers"):
+            found.answers = [
+                {
+                    "reviewer": reviewer,
+                    "mode": mode,
+                    "trial": trial,
+                    "a": a,
+                    "b": b,
+                    "answer": _json_object(answer),
+                    "answered_at": at,
+                }
+                for reviewer, mode, trial, a, b, answer, at in self._rows(
+                    "SELECT reviewer, mode, trial, a, b, answer, answered_at FROM review_answers"
+                    " WHERE dataset = ? AND case_id = ? ORDER BY answered_at",
+                    (run_id, case_id),
+                )
+            ]
+        return found
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

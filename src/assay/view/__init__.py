@@ -1,0 +1,1 @@
+"""assay view: a read-only results explorer over the run store."""

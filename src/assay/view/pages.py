@@ -1,0 +1,207 @@
+"""What each page of the viewer shows, gathered from the read-only store (no HTML here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.store.views import ReadOnlyStore, TrialRow
+from assay.view.diff import Segment, word_diff
+from assay.view.matrix import Matrix
+
+PLACE = ("case_id", "trial", "condition")  # a score row's key, shown as its heading
+
+
+@dataclass(slots=True)
+class Column:
+    """One condition's answer to one trial of a case."""
+
+    condition: str
+    trial: TrialRow | None
+    diff: list[Segment] | None = None
+    """Word diff against the baseline's answer to the same trial (None: baseline itself, or
+    either side has no answer)."""
+
+
+@dataclass(slots=True)
+class TrialLine:
+    trial: int
+    columns: list[Column] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ScoreView:
+    kind: str
+    condition: str
+    trial: int
+    title: str
+    fields: list[tuple[str, Any]]
+    blocker: bool
+
+
+def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, Any] | None:
+    """The case page's data, or None when the run has no such case."""
+    run_id = matrix.run_id
+    case = store.case(run_id, case_id)
+    trials = list(store.trials(run_id, case_id))
+    if case is None and not trials:
+        return None
+    conditions = list(matrix.conditions) or sorted({t.condition for t in trials})
+    baseline = matrix.baseline if matrix.baseline in conditions else conditions[0]
+    numbers = sorted({t.trial for t in trials}) or [1]
+    by_key = {(t.condition, t.trial): t for t in trials}
+    lines = []
+    for n in numbers:
+        base = by_key.get((baseline, n))
+        line = TrialLine(n)
+        for condition in conditions:
+            trial = by_key.get((condition, n))
+            diff = None
+            if condition != baseline and _answered(base) and _answered(trial):
+                assert base is not None and trial is not None
+                diff = word_diff(str(base.record["response"]), str(trial.record["response"]))
+            line.columns.append(Column(condition, trial, diff))
+        lines.append(line)
+    scored = store.case_scores(run_id, case_id)
+    order = {c: i for i, c in enumerate(conditions)}
+    scores = sorted(
+        (_score_view(kind, row) for kind, row in scored.rows),
+        key=lambda s: (s.trial, order.get(s.condition, len(order)), s.kind),
+    )
+    ids = [r.case_id for r in matrix.rows]
+    at = ids.index(case_id) if case_id in ids else -1
+    previous_run = store.previous_run(run_id)
+    return {
+        "case_id": case_id,
+        "case": case.record if case is not None else None,
+        "category": case.category if case is not None else "",
+        "risk": case.risk if case is not None else "",
+        "baseline": baseline,
+        "conditions": conditions,
+        "lines": lines,
+        "scores": scores,
+        "answers": scored.answers,
+        "checks": [
+            c for c in (matrix.report or {}).get("case_checks", []) if c.get("case_id") == case_id
+        ],
+        "previous_case": ids[at - 1] if at > 0 else None,
+        "next_case": ids[at + 1] if 0 <= at < len(ids) - 1 else None,
+        "previous_run": previous_run
+        if previous_run is not None and store.case(previous_run, case_id) is not None
+        else None,
+    }
+
+
+def _answered(trial: TrialRow | None) -> bool:
+    return (
+        trial is not None
+        and trial.record.get("error") is None
+        and isinstance(trial.record.get("response"), str)
+    )
+
+
+def _score_view(kind: str, row: dict[str, Any]) -> ScoreView:
+    condition = str(row.get("condition") or row.get("b") or "")
+    trial = row.get("trial")
+    if kind == "comparison":
+        title = f"pairwise {row.get('a')} vs {row.get('b')} · {row.get('judge') or 'judge'}"
+    elif kind == "scorer":
+        title = f"scorer {row.get('scorer')}"
+    else:
+        title = str(row.get("source") or "score row")
+    shown = [(k, v) for k, v in row.items() if k not in PLACE and v is not None]
+    return ScoreView(
+        kind,
+        condition,
+        trial if isinstance(trial, int) else 0,
+        title,
+        shown,
+        row.get("blocker") is True or _metric(row, "blocker") > 0,
+    )
+
+
+def _metric(row: dict[str, Any], name: str) -> float:
+    metrics = row.get("metrics")
+    value = metrics.get(name) if isinstance(metrics, dict) else None
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+@dataclass(slots=True)
+class Change:
+    """One case of two runs compared: the gated condition's outcome in each."""
+
+    case_id: str
+    before: bool | None
+    after: bool | None
+    weighted_before: float | None
+    weighted_after: float | None
+    new_errors: list[str]
+
+    @property
+    def flipped(self) -> str | None:
+        if self.before is True and self.after is False:
+            return "pass → fail"
+        if self.before is False and self.after is True:
+            return "fail → pass"
+        return None
+
+    @property
+    def delta(self) -> float | None:
+        if self.weighted_before is None or self.weighted_after is None:
+            return None
+        return self.weighted_after - self.weighted_before
+
+
+def compare_page(before: Matrix, after: Matrix) -> dict[str, Any]:
+    """Two runs compared: cases that flipped, moved or newly errored, and both reports'
+    paired deltas side by side."""
+    candidate = after.candidate or (after.conditions[-1] if after.conditions else "")
+    old = {r.case_id: r for r in before.rows}
+    changes = []
+    for row in after.rows:
+        was = old.get(row.case_id)
+        cell = row.cells.get(candidate)
+        old_cell = was.cells.get(candidate) if was is not None else None
+        new_errors = [
+            c
+            for c, now in row.cells.items()
+            if now.errored and not (was is not None and c in was.cells and was.cells[c].errored)
+        ]
+        change = Change(
+            row.case_id,
+            was.passed if was is not None else None,
+            row.passed,
+            old_cell.weighted if old_cell is not None else None,
+            cell.weighted if cell is not None else None,
+            new_errors,
+        )
+        if change.flipped or change.new_errors or (change.delta or 0.0) != 0.0:
+            changes.append(change)
+    changes.sort(key=lambda c: (c.flipped is None, not c.new_errors, c.delta or 0.0))
+    return {
+        "before": before,
+        "after": after,
+        "candidate": candidate,
+        "changes": changes,
+        "flipped": sum(1 for c in changes if c.flipped),
+        "errors": sum(1 for c in changes if c.new_errors),
+        "deltas": _deltas(before.report, after.report),
+        "only_before": len(set(old) - {r.case_id for r in after.rows}),
+    }
+
+
+def _deltas(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> list[tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]]:
+    """(condition, metric, delta before, delta after) from both reports' comparisons."""
+
+    def index(report: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, Any]]:
+        found = {}
+        for comparison in (report or {}).get("comparisons", []):
+            for delta in comparison.get("deltas", []):
+                found[(str(comparison.get("condition")), str(delta.get("metric")))] = delta
+        return found
+
+    old, new = index(before), index(after)
+    keys = list(new) + [k for k in old if k not in new]
+    return [(c, m, old.get((c, m)), new.get((c, m))) for c, m in keys]

@@ -1,0 +1,86 @@
+"""The viewer in a real browser: Playwright driving Debian's Chromium over a store made here.
+
+Open a run, filter it to the errored cases, open one, read its diff and the scorer's
+evidence, walk the matrix with the keyboard, follow a deep link. No script error and no
+request outside the app. Skipped when Chromium is absent. Set ASSAY_SCREENSHOT_DIR (an
+absolute path: tests run in their tmp_path) to save
+screenshots of the run and case pages there (docs/view-run.png, docs/view-case.png).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromium import launch, needs_chromium
+from view_store import make_store
+
+from assay.store.views import ReadOnlyStore
+from assay.view.app import ViewConfig, create_app
+from assay.web.server import bind, make_server, url_of
+
+pytestmark = needs_chromium
+RUN = "run000000001"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[str]:
+    path = tmp_path / "view.db"
+    make_store(
+        path, 60, response=lambda i, c: f"{c} says: <b>hold</b> reset on device {i}."
+    ).close()
+    sock = bind("127.0.0.1", 0)
+    server = make_server(create_app(ViewConfig(store=ReadOnlyStore(path))))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the view server did not start"
+        time.sleep(0.01)
+    yield url_of(sock).rstrip("/")
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launch()
+
+
+def test_open_a_run_filter_to_errored_cases_and_open_one(browser: Any, live: str) -> None:
+    page = browser.new_page()
+    errors: list[str] = []
+    outside: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: None if r.url.startswith(live) else outside.append(r.url))
+    page.goto(live + "/")
+    page.click(f"text={RUN}")
+    assert page.url == f"{live}/runs/{RUN}"
+    assert "60 of 60 cases" in page.inner_text("p.count")
+    page.select_option("select[name=outcome]", "errored")
+    page.click("button:has-text('Apply')")
+    assert "outcome=errored" in page.url  # the filter is in the address: a deep link
+    assert "9 of 60 cases" in page.inner_text("p.count")
+    shots = os.environ.get("ASSAY_SCREENSHOT_DIR")
+    if shots:
+        page.screenshot(path=str(Path(shots) / "view-run.png"), full_page=True)
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert page.inner_text("tr.cursor a.open") == "case-00010"
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live}/runs/{RUN}/cases/case-00010")
+    assert "mock failure (injected)" in page.inner_text("section[data-condition=candidate]")
+    page.goto(f"{live}/runs/{RUN}/cases/case-00004")  # a deep link to a case
+    assert page.inner_text("section[data-condition=candidate] ins").startswith("candidate")
+    assert page.inner_text("section[data-condition=candidate] del").startswith("baseline")
+    assert page.locator("b", has_text="hold").count() == 0  # a response's markup is text
+    assert "looked for 'reset' in case-00004" in page.inner_text("details.score >> nth=0")
+    if shots:
+        page.screenshot(path=str(Path(shots) / "view-case.png"), full_page=True)
+    assert errors == [] and outside == []
