@@ -7,8 +7,9 @@ BIN := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA := llama-cpp-python>=0.3.2
 # Every install is pinned by constraints.txt (what `.[dev]` resolved to): pip then has nothing
-# to search, where resolving the extras unpinned took 21 minutes. `make constraints` resolves
-# afresh (the newest versions pyproject.toml allows) and rewrites it.
+# to search (the `.[dev]` install took 1.2 min pinned, 8.2 unpinned, on a fresh clone on 2
+# busy cores). `make constraints` resolves afresh (the newest versions pyproject.toml allows)
+# and rewrites it.
 CONSTRAINTS := constraints.txt
 PIP_INSTALL = $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 

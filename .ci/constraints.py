@@ -15,9 +15,9 @@ from importlib.metadata import version
 
 HEADER = """\
 # Pinned versions of everything `pip install -e '.[dev]'` resolves to, for every install the
-# Makefile makes (`pip install -c constraints.txt ...`): pip has nothing left to search, where
-# resolving the extras unpinned took 21 minutes on 2 busy cores. `make constraints` resolves
-# afresh (the newest versions pyproject.toml allows) and rewrites this file.
+# Makefile makes (`pip install -c constraints.txt ...`): pip has nothing left to search.
+# `make constraints` resolves afresh (the newest versions pyproject.toml allows) and rewrites
+# this file.
 """
 
 
