@@ -43,3 +43,10 @@ def test_help_summary_is_the_start_of_the_commands_docstring(command: str) -> No
     found = group.get_command(click.Context(group), command)
     assert found is not None and found.help is not None
     assert " ".join(found.help.split()).startswith(COMMANDS[command])
+
+
+def test_run_help_names_every_default_location(cli) -> None:
+    """The case file, the store and the output folder `assay run` uses when not told."""
+    text = " ".join(cli("run", "--help").stdout.replace("│", " ").split())
+    for default in ("evals/cases.jsonl", ".assay/assay.db", "assay-out/<suite name>"):
+        assert default in text, default

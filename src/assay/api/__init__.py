@@ -13,6 +13,9 @@ logs as cases, trials and score rows). The command line parses flags, calls thes
 
 The functions got here (`assay.run`, `assay.api.evaluate`, ...) check their arguments against
 their type hints first (`api/arguments.py`): a wrong type is an InputError naming the argument.
+They work from a thread whose event loop is running (Jupyter, pytest-asyncio), and each has an
+`async` twin named with an `a` in front: `await assay.aevaluate(...)`, `arun`, `ajudge`, ...
+(`api/entry.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assay.api.calibration import Calibration, calibrate
+    from assay.api.entry import twin
     from assay.api.evaluation import evaluate
     from assay.api.importing import ImportResult, import_results
     from assay.api.judgebench import BenchResult, judge_bench
@@ -38,6 +42,17 @@ if TYPE_CHECKING:
     )
     from assay.api.results import Result
     from assay.api.running import RunOutcome, run
+
+    abias = twin(bias)
+    acalibrate = twin(calibrate)
+    aevaluate = twin(evaluate)
+    ahistory = twin(history)
+    aimport_results = twin(import_results)
+    ajudge = twin(judge)
+    ajudge_bench = twin(judge_bench)
+    arank = twin(rank)
+    arun = twin(run)
+    awinrate = twin(winrate)
 
 # name -> the module that defines it; imported on first use, so the command line stays quick.
 _HOME = {
@@ -71,6 +86,16 @@ __all__ = [
     "Result",
     "RunOutcome",
     "WinRates",
+    "abias",
+    "acalibrate",
+    "aevaluate",
+    "ahistory",
+    "aimport_results",
+    "ajudge",
+    "ajudge_bench",
+    "arank",
+    "arun",
+    "awinrate",
     "bias",
     "calibrate",
     "evaluate",
@@ -84,18 +109,27 @@ __all__ = [
 ]
 
 
-_CHECKED: dict[str, Any] = {}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _CHECKED:
-        return _CHECKED[name]
-    if name in _HOME:
-        found = getattr(import_module(f"assay.api.{_HOME[name]}"), name)
-        if isinstance(found, type):
-            return found
-        from assay.api.arguments import checked
+    """An API name, imported on first use: a function with its arguments checked
+    (`api/arguments.py`) and callable from a running event loop (`api/entry.py`), `a`+name
+    its async twin; cached in the module, so the next look-up finds it there."""
+    base = name[1:] if name not in _HOME and name[1:] in _HOME else name
+    if base not in _HOME:
+        raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+    found = getattr(import_module(f"assay.api.{_HOME[base]}"), base)
+    if isinstance(found, type):
+        if name != base:  # twins are for functions only
+            raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+        return found
+    from assay.api.arguments import checked
+    from assay.api.entry import public, twin
 
-        _CHECKED[name] = checked(found, f"assay.{name}")
-        return _CHECKED[name]
-    raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
+    checks = checked(found, f"assay.{base}")
+    value = public(checks) if name == base else twin(checks)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's own names and the API (for `dir()`, `help()` and completion)."""
+    return sorted({*(n for n in globals() if n.startswith("__")), *__all__})

@@ -10,6 +10,7 @@ import typer
 from assay.cli.app import app
 from assay.cli.options import Corpus
 from assay.cli.output import annotate, err, out, print_json, progress
+from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
 from assay.store import DEFAULT_STORE
@@ -106,7 +107,12 @@ def run(
     suite_file: Annotated[
         Path | None, typer.Argument(metavar="[SUITE.toml]", help="A suite file (optional).")
     ] = None,
-    cases: Annotated[Path | None, typer.Option(help="The JSONL case catalogue.")] = None,
+    cases: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"The JSONL case catalogue (default: the suite's `cases`, else {DEFAULT_CASES})."
+        ),
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option(
@@ -218,7 +224,11 @@ def run(
     ] = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", help="Folder for a suite's outputs (default: the suite's `output`)."),
+        typer.Option(
+            "--out",
+            help="Folder for a suite's outputs (default: the suite's `output`, else"
+            " assay-out/<suite name>).",
+        ),
     ] = None,
     require_judge: Annotated[
         bool,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -23,8 +24,11 @@ def table_lines(analysis: Analysis) -> list[str]:
     metrics = [*analysis.metrics, "weighted_score"]
     width = max(len(m) for m in [*metrics, "metric"]) + 2
     names = analysis.conditions
-    header = "metric".ljust(width) + "".join(n[:14].rjust(16) for n in names)
-    lines.append(header)
+    wrapped = [_wrap(n, 14) for n in names]  # long names over several lines, never cut
+    for row in range(max(len(w) for w in wrapped)):
+        label = "metric" if row == 0 else ""
+        heading = "".join((w[row] if row < len(w) else "").rjust(16) for w in wrapped)
+        lines.append((label.ljust(width) + heading).rstrip())
     for metric in metrics:
         cells = []
         for name in names:
@@ -50,6 +54,24 @@ def table_lines(analysis: Analysis) -> list[str]:
     lines.append(gate.headline)
     lines.extend(f"  - {reason}" for reason in gate.explanation)
     return lines
+
+
+def _wrap(name: str, width: int) -> list[str]:
+    """`name` in lines of at most `width` characters, broken after `:`, `/`, `-`, `_` or
+    `.` where it can be (a longer part is cut into widths)."""
+    lines = [""]
+    for part in re.split(r"(?<=[:/\-_.])", name):
+        while part:
+            room = width - len(lines[-1])
+            if len(part) <= room:
+                lines[-1] += part
+                part = ""
+            elif lines[-1]:
+                lines.append("")
+            else:
+                lines[-1], part = part[:width], part[width:]
+                lines.append("")
+    return [line for line in lines if line]
 
 
 @app.command()

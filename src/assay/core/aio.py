@@ -2,17 +2,22 @@
 
 uvloop (libuv) when it is installed — a dependency on Linux and macOS — cuts the CPU the event
 loop and aiohttp spend per model call; asyncio's own loop otherwise (Windows, or
-ASSAY_EVENT_LOOP=asyncio to rule the loop out when chasing a problem).
+ASSAY_EVENT_LOOP=asyncio to rule the loop out when chasing a problem). `call_blocking` runs
+such synchronous work from code whose thread has an event loop running already.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import os
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -31,3 +36,17 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(main)` on the loop of `loop_factory()`."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(main)
+
+
+def call_blocking(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """`fn(*args, **kwargs)`, which runs an event loop of its own (`run`), from synchronous
+    code that may have one running already in its thread (a notebook, pytest-asyncio, an
+    async service, a Playwright script): there it runs in a worker thread, with this
+    thread's context variables, and this thread waits for it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args, **kwargs)
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(1, thread_name_prefix="assay-loop") as pool:
+        return pool.submit(context.run, functools.partial(fn, *args, **kwargs)).result()

@@ -1,5 +1,6 @@
 """`openai:MODEL`: any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama,
-the llama.cpp server, LM Studio) over a lean aiohttp client.
+the llama.cpp server, LM Studio) over a lean aiohttp client, with the proxies, CA
+certificates and organisation/project headers the environment sets (models/network.py).
 
 A plain aiohttp request costs a fraction of the CPU the SDK's default transport spends per
 call (see bench/engine.py), which matters at high concurrency on small machines.
@@ -26,6 +27,7 @@ from assay.models.http import (
     parse_retry_after,
     read_capped,
 )
+from assay.models.network import openai_headers, route, session
 from assay.models.openai_batch import OpenAIBatches
 from assay.models.pricing import Price, lookup_price
 from assay.models.registry import ModelOptions, unset
@@ -62,9 +64,10 @@ class OpenAIModel:
         self.base_url = base_url.rstrip("/")
         self.price = price
         self._url = f"{self.base_url}/chat/completions"
-        self._headers = {"Content-Type": "application/json"}
+        self._headers = {"Content-Type": "application/json", **openai_headers()}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._route = route(self.base_url)  # proxy and CA certificates, from the environment
         self._session: aiohttp.ClientSession | None = None
         self._tokens_key = (
             "max_completion_tokens" if _uses_completion_tokens(model) else "max_tokens"
@@ -98,12 +101,7 @@ class OpenAIModel:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                headers=self._headers,
-                cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
-            )
+            self._session = session(self._headers, self._route)
         return self._session
 
     def _body(self, request: Request, form: str | None = None) -> bytes:

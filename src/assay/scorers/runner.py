@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from assay.core import aio
 from assay.core.records import Case, Trial
@@ -101,12 +100,6 @@ def run_scorers(
 
     Scoring was synchronous before scorers became async, so callers with an event loop
     already running in their thread (a notebook, a Playwright script) must keep working:
-    the loop then runs in a worker thread.
+    the loop then runs in a worker thread (`assay.core.aio.call_blocking`).
     """
-    work = score_trials(scorers, cases, trials, documents, caller)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return aio.run(work)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(aio.run, work).result()
+    return aio.call_blocking(aio.run, score_trials(scorers, cases, trials, documents, caller))
