@@ -252,8 +252,9 @@ def _temporary_beside(path: Path) -> tuple[int, Path]:
 
 
 @contextmanager
-def atomic_writer(path: Path) -> Iterator[IO[str]]:
-    """Write a text file atomically: readers see the old file or the whole new one.
+def atomic_writer(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """Write a file atomically: readers see the old file or the whole new one (text in
+    UTF-8, or bytes with `binary`).
 
     A path that cannot be written is an InputError naming it (`assay.core.writable` catches
     these before any work; this is the last line of defence)."""
@@ -263,7 +264,7 @@ def atomic_writer(path: Path) -> Iterator[IO[str]]:
     except OSError as exc:
         raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         try:
             os.replace(tmp, path)
@@ -278,20 +279,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (readers see no file, the old one or the whole new
     one); a path that cannot be written is an InputError naming it."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _temporary_beside(path)
-    except OSError as exc:
-        raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
+        with atomic_writer(path, binary=True) as handle:
             handle.write(data)
-        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"ERROR: {path}: cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 json_line = json.JSONEncoder(ensure_ascii=False).encode

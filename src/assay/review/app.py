@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -35,6 +35,7 @@ from assay.review.forms import (
 from assay.review.items import ReviewItem
 from assay.review.queue import flagged_indexes, next_unanswered, queue_order
 from assay.web.security import CSRF_FIELD, Csrf, SecurityMiddleware, session_cookie
+from assay.web.templates import environment
 
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "assay_reviewer"
@@ -43,13 +44,7 @@ REVIEWER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
 def _templates() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = environment(HERE / "templates")
     env.filters["textarea"] = _textarea
     return env
 

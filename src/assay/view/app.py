@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -28,6 +28,7 @@ from assay.store.views import ReadOnlyStore
 from assay.view.matrix import OUTCOMES, MatrixCache, parse_filters, select
 from assay.view.pages import case_page, compare_page
 from assay.web.security import SecurityMiddleware
+from assay.web.templates import environment
 
 HERE = Path(__file__).resolve().parent
 
@@ -71,13 +72,7 @@ def _shown(value: Any) -> str:
 
 
 def templates() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = environment(HERE / "templates")
     env.filters.update(number=_number, signed=_signed, shown=_shown)
     env.globals.update(
         run_url=run_url, case_url=case_url, compare_url=compare_url, outcomes=OUTCOMES
