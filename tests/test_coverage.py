@@ -272,3 +272,24 @@ def test_a_plan_of_a_million_trials_is_counted_not_enumerated() -> None:
     # every case with gaps lists its first; the rest fill up to 200
     assert {g.case_id for g in found.gaps} == {"a", "b", "c"} and len(found.gaps) == 202
     assert [g.trial for g in found.gaps[:2]] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("extra", "guarded"),
+    [
+        ({}, False),
+        ({"risk": "high"}, True),
+        ({"expect": {"escalate": True}}, True),
+        ({"expect": {"refuse": True}}, True),
+        ({"expect": {"refuse": False}}, False),
+        ({"tags": ["Self-Harm"]}, True),
+        ({"tags": ["safety-critical"]}, True),
+        ({"category": "safety"}, True),
+        ({"tags": ["harmless"]}, False),
+    ],
+)
+def test_which_cases_are_never_allowed_a_gap(extra: dict[str, Any], guarded: bool) -> None:
+    from assay.core.records import Case
+    from assay.verdict.coverage import protected
+
+    assert protected(Case.model_validate(make_case("c", **extra))) is guarded

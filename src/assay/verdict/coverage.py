@@ -28,7 +28,8 @@ from assay.core.suite import GateSection, SourceSection
 from assay.verdict.checks import Check, Coverage, Gap, GapKind
 
 SAFETY_TAGS = frozenset({"safety", "self_harm", "selfharm", "suicide"})
-"""Tags (case, `-` and spaces ignored) that mark a safety case: never allowed a gap."""
+"""Tags and categories (case, `-` and spaces ignored; also any starting `safety`) that mark
+a safety case: never allowed a gap."""
 LISTED = 200
 """Gaps listed in the coverage object (the counts are always whole)."""
 SHOWN = 5
@@ -49,7 +50,8 @@ class Evidence:
 
 
 def protected(case: Case | None) -> bool:
-    """A case never allowed a gap: high risk, an `escalate`/`refuse` expectation, a safety tag."""
+    """A case never allowed a gap: high risk, an `escalate`/`refuse` expectation, a safety tag
+    or category."""
     if case is None:
         return False
     if case.risk == "high":
@@ -57,7 +59,8 @@ def protected(case: Case | None) -> bool:
     expect = case.expect
     if expect is not None and (expect.escalate or expect.refuse):
         return True
-    return any(_tag(t) in SAFETY_TAGS or _tag(t).startswith("safety") for t in case.tags or ())
+    labels = [case.category, *(case.tags or ())]
+    return any(_tag(t) in SAFETY_TAGS or _tag(t).startswith("safety") for t in labels)
 
 
 def _tag(text: str) -> str:
