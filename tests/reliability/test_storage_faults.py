@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from reliability_support import read_jsonl
 
+import assay as assay_package
 from conftest import make_case, write_jsonl
 
 NOBODY = 65534
@@ -29,8 +31,8 @@ NOBODY = 65534
 # import is imported first).
 AS_NOBODY = f"""
 import encodings, importlib, os, pkgutil, sys
-import assay
-for package in (assay, encodings):
+import assay, rich, typer
+for package in (assay, encodings, typer, rich):  # typer and rich import some modules lazily
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             try:
@@ -109,6 +111,22 @@ def stored(shared: Path, cli: Any) -> tuple[Path, Path, Path]:
     return cases, trials, folder / "s.db"
 
 
+def traversable_by_others(*paths: Path) -> bool:
+    """Whether another user can reach these paths: every folder above them searchable by
+    others (a checkout under a `mktemp -d` folder, mode 700, is not; the interpreter itself
+    is running already, and the child imports every module before it becomes nobody)."""
+    for path in paths:
+        for folder in path.resolve().parents:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return False
+    return True
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 and not traversable_by_others(Path(assay_package.__file__), Path(sys.prefix)),
+    reason="run as nobody, the command could not read this checkout's files (its templates)"
+    " or its environment: a folder above them is closed to other users",
+)
 @pytest.mark.parametrize("sticky_folder", [False, True])
 def test_a_store_this_user_cannot_write_exits_2_before_any_call(
     shared: Path, mock_server: Any, stored: tuple[Path, Path, Path], sticky_folder: bool
