@@ -170,6 +170,27 @@ def _runs(pending: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, list[tu
     return runs
 
 
+WAL_WAIT_S = 10.0
+"""How long opening a store waits for another process that holds it while switching it to
+write-ahead logging (the busy timeout's length)."""
+
+
+def write_ahead(db: sqlite3.Connection) -> None:
+    """Put the store in write-ahead-log mode. Switching a new file's journal mode needs the
+    file to itself, and SQLite answers "database is locked" at once (no busy handler) while
+    another process is opening the same new store: two commands started together on a new
+    store would otherwise have one fail. Retried until `WAL_WAIT_S`."""
+    deadline = time.monotonic() + WAL_WAIT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Store:
     """A connection to the run store; writes are buffered and committed in batches."""
 
@@ -186,7 +207,7 @@ class Store:
         try:
             self.db.execute("PRAGMA busy_timeout=10000")
             check_version(self.db, path)  # before any write: a newer file is left untouched
-            self.db.execute("PRAGMA journal_mode=WAL")
+            write_ahead(self.db)
             self.db.execute("PRAGMA synchronous=NORMAL")
             migrate(self.db, path)
         except sqlite3.DatabaseError as exc:
