@@ -227,23 +227,23 @@ def test_the_tools_example_runs(
         assert "1 blocking finding(s) in the candidate: tl-003#1" in result.stdout
 
 
-def test_the_readme_section_runs_as_written(tmp_path: Path) -> None:
+def test_the_docs_page_runs_as_written(tmp_path: Path) -> None:
     import os
     import re
     import subprocess
     import sys
 
     import assay
-    from test_readme import ROOT, readme_section, section_commands
+    from test_readme import ROOT, page_section, section_commands
 
-    section = readme_section("## Agents' tool calls")
+    section = page_section("trajectories.md", "# Agents' tool calls")
     case = re.search(r"```json\n(.*?)```", section, re.S)
     assert case is not None
     assert Case.model_validate_json(case.group(1)).expect.tools.args == {  # type: ignore[union-attr]
         "escalate": {"urgency": "high"}
     }
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    commands = section_commands("Agents' tool calls")
+    commands = section_commands("trajectories.md", "# Agents' tool calls")
     assert len(commands) == 2
     for line, code in zip(commands, (0, 1), strict=True):
         argv = line[: line.index("#")] if "#" in line else line  # the comment says the code
