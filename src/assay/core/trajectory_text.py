@@ -31,6 +31,8 @@ SHOWN_WIDTH = 160
 """How much of each text a report or page shows of a step."""
 ARG_WIDTH = 80
 """The longest argument value shown, as JSON, before it is cut."""
+SHOWN_STEPS = 40
+"""The most steps a report or page lists of one trial (the rest counted in a last line)."""
 
 _BLANKS = re.compile(r"\s+")
 
@@ -82,6 +84,16 @@ def step_line(number: int, step: ModelTurn | ToolCall, width: int = SHOWN_WIDTH)
 def step_lines(steps: Sequence[ModelTurn | ToolCall] | None, width: int = SHOWN_WIDTH) -> list[str]:
     """Every step of a trajectory as its line, in order (none for no trajectory)."""
     return [step_line(i, step, width) for i, step in enumerate(steps or (), start=1)]
+
+
+def shown_lines(steps: Sequence[ModelTurn | ToolCall] | None, most: int = SHOWN_STEPS) -> list[str]:
+    """The lines a report or page shows of a trajectory: its first `most` steps and, when
+    there are more, a last line counting them."""
+    lines = step_lines((steps or [])[:most])
+    extra = len(steps or ()) - most
+    if extra > 0:
+        lines.append(f"… {extra:,} more step{'s' if extra > 1 else ''}")
+    return lines
 
 
 def with_steps(response: str, steps: Sequence[ModelTurn | ToolCall] | None) -> str:
