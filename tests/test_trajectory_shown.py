@@ -9,6 +9,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from starlette.testclient import TestClient
+from view_store import make_store
+
+from assay.review import ReviewConfig, ReviewStore, create_app, open_review_set
+from assay.store.views import ReadOnlyStore
+from assay.view.app import ViewConfig, case_url
+from assay.view.app import create_app as create_view
 from conftest import make_case, write_jsonl
 
 SCRIPT = "<script>window.__pwned = 1</script>"
@@ -129,3 +136,39 @@ def test_a_report_without_trajectories_says_nothing_of_steps(cli: Any, tmp_path:
     assert "steps" not in json.loads((out / "report.json").read_text())["worst_regressions"][0]
     assert "steps" not in (out / "report.md").read_text()
     assert 'class="steps"' not in (out / "report.html").read_text()
+
+
+def review_client(tmp_path: Path) -> TestClient:
+    files = run_files(tmp_path)
+    review = open_review_set(
+        trials_path=files["trials"],
+        cases_path=files["cases"],
+        run_id=None,
+        store_path=tmp_path / "review.db",
+        a="baseline",
+        b="candidate",
+        mode="scores",
+    )
+    config = ReviewConfig(review=review, store=ReviewStore(tmp_path / "review.db"), mode="scores")
+    return TestClient(create_app(config), base_url="http://127.0.0.1:8765")
+
+
+def test_reviewers_see_each_responses_steps_collapsed_and_escaped(tmp_path: Path) -> None:
+    client = review_client(tmp_path)
+    client.get("/?reviewer=ann")
+    html = client.get("/item/1").text  # case-1: the candidate's tool call carries markup
+    assert html.count('<details class="steps"><summary>The agent\'s steps (2)</summary>') == 2
+    assert "#1 tool search_kb(query=&#34;q1&#34;) → &#34;2 hits&#34;" in html
+    assert_inert(html)
+
+
+def test_the_viewers_case_page_has_a_steps_panel_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "view.db"
+    make_store(path, 3, trajectory=lambda i, c: steps(i, c) if i else None).close()
+    viewer = TestClient(create_view(ViewConfig(store=ReadOnlyStore(path))), "http://127.0.0.1")
+    page = viewer.get(case_url("run000000001", "case-00001")).text
+    assert page.count('<details class="steps"><summary>steps (2)</summary>') == 2
+    assert "#2 model &#34;A guess.&#34;" in page
+    assert_inert(page)
+    without = viewer.get(case_url("run000000001", "case-00000")).text
+    assert 'class="steps"' not in without

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from assay.core.trajectory import ModelTurn, ToolCall
+from assay.core.trajectory import STEPS, ModelTurn, ToolCall
 
 if TYPE_CHECKING:
     from assay.core.records import Trial
@@ -94,6 +94,17 @@ def shown_lines(steps: Sequence[ModelTurn | ToolCall] | None, most: int = SHOWN_
     if extra > 0:
         lines.append(f"… {extra:,} more step{'s' if extra > 1 else ''}")
     return lines
+
+
+def recorded_lines(value: Any) -> list[str]:
+    """`shown_lines` of a trajectory as recorded (a trial record's JSON `trajectory`); a
+    line saying so when it does not read as one (never an error: it is only shown)."""
+    if not value:
+        return []
+    try:
+        return shown_lines(STEPS.validate_python(value))
+    except ValueError:
+        return ["(the recorded trajectory could not be read)"]
 
 
 def with_steps(response: str, steps: Sequence[ModelTurn | ToolCall] | None) -> str:
