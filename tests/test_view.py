@@ -14,9 +14,11 @@ import pytest
 from starlette.testclient import TestClient
 from view_store import make_store
 
+from assay.core.records import ScoreRow
 from assay.store import schema
+from assay.store.history import save_score_rows
 from assay.store.views import ReadOnlyStore
-from assay.view.app import ViewConfig, case_url, create_app
+from assay.view.app import ViewConfig, case_url, create_app, history_url
 from assay.web.security import CONTENT_SECURITY_POLICY
 from conftest import contains_case, contains_suite, invoke, write_jsonl
 
@@ -113,8 +115,9 @@ def test_every_field_is_escaped_and_no_script_is_injected(tmp_path: Path) -> Non
         c.get("/compare", params={"a": run, "b": run}),
         c.get("/compare", params={"a": XSS, "b": run}),
         c.get("/runs/" + XSS.replace("/", "%2F")),
+        c.get(history_url(f"suite{XSS}")),
     ]
-    assert [p.status_code for p in pages] == [200, 200, 200, 200, 200, 404, 404]
+    assert [p.status_code for p in pages] == [200, 200, 200, 200, 200, 404, 404, 200]
     for page in pages:
         assert "<script>alert" not in page.text and "<img src=x" not in page.text
         assert "<b x=1>" not in page.text
@@ -187,7 +190,10 @@ def _run_suite(folder: Path, store: Path, cases: list[dict[str, Any]]) -> str:
     return str(json.loads(result.stdout)["run_id"])
 
 
-def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
+def test_a_suite_run_is_recorded_and_two_runs_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
     (tmp_path / "suite.toml").write_text(contains_suite("viewed"), encoding="utf-8")
     store = tmp_path / "s.db"
     cases = [contains_case(f"c{i}", "actionable") for i in range(4)]
@@ -199,6 +205,12 @@ def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
     listing = c.get("/?suite=viewed").text
     assert first in listing and second in listing and listing.index(second) < listing.index(first)
     assert "v-pass" in listing and "v-fail" in listing
+    # each run's git commit and wall time, recorded after the run
+    assert (
+        listing.count('<code title="0123456789abcdef0123456789abcdef01234567">0123456789</code>')
+        == 2
+    )
+    assert re.search(r"<td>\d+\.\d s</td>", listing)
     matrix = c.get(f"/runs/{second}?outcome=failing").text
     assert rows(matrix) == ["c2"]
     assert "Release gate:" in matrix
@@ -207,3 +219,43 @@ def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
     assert "&#34;zzz&#34;" in case  # the expectation
     compared = c.get(f"/compare?a={first}&b={second}").text
     assert "pass → fail" in compared and 'href="/runs/' + second + '/cases/c2"' in compared
+
+
+def _judge_rows(run_id: str, score: float, n: int = 12) -> list[ScoreRow]:
+    return [
+        ScoreRow.model_validate(
+            {
+                "case_id": f"case-{i:05d}",
+                "trial": 1,
+                "condition": "candidate",
+                "source": "judge:mock",
+                "helpfulness": score + (i % 3) * 0.1,
+            }
+        )
+        for i in range(n)
+    ]
+
+
+def test_history_page_charts_metrics_verdicts_spend_and_judge_drift(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    make_store(path, 12, run_id="run-a", verdict="PASS").close()
+    later = make_store(path, 12, run_id="run-b", errored=lambda i: i % 2 == 0)
+    save_score_rows(later, "run-a", _judge_rows("run-a", 1.0), {})
+    save_score_rows(later, "run-b", _judge_rows("run-b", 4.0), {})
+    later.close()
+    make_store(path, 3, run_id="other-1", suite="other").close()
+    c = client(path)
+    page = c.get(history_url("demo"))
+    assert page.status_code == 200
+    text = page.text
+    assert "History of demo" in text and "2 recorded runs" in text
+    assert text.count("<svg") >= 4  # verdict, weighted score, contains, spend
+    assert 'aria-label="weighted_score across runs"' in text
+    assert "<script" not in text.replace('<script src="/static/view.js" defer>', "")
+    assert "score distribution drifted in run run-b against run-a" in text  # assay history's
+    assert text.index("run-b") < text.index("run-a") and "other-1" not in text
+    assert 'href="/compare?a=run-a&amp;b=run-b"' in text
+    assert c.get("/").text.count(f'href="{history_url("demo")}"') == 1
+    assert f'href="{history_url("demo")}"' in c.get("/runs/run-b").text
+    missing = c.get(history_url("nope"))
+    assert missing.status_code == 404 and "No recorded run of suite nope" in missing.text

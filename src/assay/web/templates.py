@@ -7,11 +7,14 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+SHARED = Path(__file__).resolve().parent / "templates"
+
 
 def environment(folder: Path) -> Environment:
-    """An environment over one app's template folder."""
+    """An environment over one app's template folder, then the shared one (`page.html`,
+    which each app's `base.html` extends)."""
     return Environment(
-        loader=FileSystemLoader(folder),
+        loader=FileSystemLoader([folder, SHARED]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
