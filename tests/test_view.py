@@ -259,3 +259,68 @@ def test_history_page_charts_metrics_verdicts_spend_and_judge_drift(tmp_path: Pa
     assert f'href="{history_url("demo")}"' in c.get("/runs/run-b").text
     missing = c.get(history_url("nope"))
     assert missing.status_code == 404 and "No recorded run of suite nope" in missing.text
+
+
+def _two_runs(path: Path) -> None:
+    make_store(path, 60, run_id="run-a", verdict="PASS").close()
+    make_store(path, 60, run_id="run-b", case_id=lambda i: f"case/{i:05d} <x>").close()
+
+
+def test_export_writes_the_explorer_as_static_files_with_relative_links(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    _two_runs(store)
+    before = fingerprint(store)
+    target = tmp_path / "site"
+    done = invoke("view", "--store", store, "--export", target)
+    assert done.code == 0, done.stderr
+    assert "pages of 2 runs" in done.stdout
+    assert fingerprint(store) == before  # read-only
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no work left
+    pages = {p.relative_to(target).as_posix(): p.read_text() for p in target.rglob("*.html")}
+    assert {
+        "index.html",
+        "suites/demo.html",
+        "runs/run-a/index.html",
+        "runs/run-b/page-2.html",
+    } < set(pages)
+    assert "compare/run-a--run-b.html" in pages
+    odd = [p for p in pages if p.startswith("runs/run-b/cases/case_00001_x-")]
+    assert len(odd) == 1 and len([p for p in pages if "/cases/" in p]) == 120
+    for name, html in pages.items():
+        # every link relative, every one leads to a file of the export
+        for link in re.findall(r'(?:href|src)="([^"#][^"]*)"', html):
+            assert not link.startswith(("/", "http:", "https:")), (name, link)
+            resolved = (target / name).parent / link.replace("&amp;", "&")
+            assert resolved.resolve().is_file(), (name, link)
+        assert "Content-Security-Policy" in html and 'action="' not in html
+    index = pages["index.html"]
+    assert 'href="runs/run-b/index.html"' in index and 'href="suites/demo.html"' in index
+    run_b = pages["runs/run-b/index.html"]
+    assert 'href="../../compare/run-a--run-b.html"' in run_b and 'rel="next"' in run_b
+    assert "case/00001 &lt;x&gt;" in pages[odd[0]]  # the id shown as it is
+    matrix = json.loads((target / "runs/run-b/matrix.json").read_text())
+    assert len(matrix["rows"]) == 60 and matrix["rows"][1]["page"] == odd[0].split("/", 2)[2]
+    assert {r["run_id"] for r in json.loads((target / "runs.json").read_text())} == {
+        "run-a",
+        "run-b",
+    }
+
+
+def test_export_refuses_a_taken_or_unwritable_folder_before_any_work(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    make_store(store, 3).close()
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    refused = invoke("view", "--store", store, "--export", taken)
+    assert refused.code == 2 and "not empty (pass --force" in refused.stderr
+    assert [p.name for p in taken.iterdir()] == ["keep.txt"]
+    forced = invoke("view", "--store", store, "--export", taken, "--force")
+    assert forced.code == 0, forced.stderr
+    assert (taken / "index.html").is_file() and not (taken / "keep.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    unwritable = invoke("view", "--store", tmp_path / "none.db", "--export", blocker / "site")
+    assert unwritable.code == 2 and "cannot write there" in unwritable.stderr  # before the store
+    assert invoke("view", "--store", store, "--export", blocker).code == 2  # a file, not a folder

@@ -30,7 +30,7 @@ from assay.view.history import history_page
 from assay.view.links import SERVER, Links
 from assay.view.matrix import OUTCOMES, MatrixCache, parse_filters, select
 from assay.view.pages import case_page, compare_page
-from assay.web.security import CONTENT_SECURITY_POLICY, SecurityMiddleware
+from assay.web.security import SecurityMiddleware
 from assay.web.templates import environment
 
 HERE = Path(__file__).resolve().parent
@@ -97,7 +97,7 @@ def _duration(seconds: Any) -> str:
 def templates() -> Environment:
     env = environment(HERE / "templates")
     env.filters.update(number=_number, signed=_signed, shown=_shown, duration=_duration)
-    env.globals.update(outcomes=OUTCOMES, csp=CONTENT_SECURITY_POLICY)
+    env.globals.update(outcomes=OUTCOMES)
     return env
 
 
