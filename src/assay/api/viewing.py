@@ -5,10 +5,13 @@ or written as static files (`export_view`); and the viewer's address of a run or
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.core.errors import InputError
+from assay.core.suite import VIEW_URL
 from assay.store.views import ReadOnlyStore
 from assay.view.links import Links
 
@@ -84,6 +87,19 @@ def export_view(store: Path, folder: Path, *, force: bool = False) -> Exported:
 
 def view_base_url(configured: str | None = None) -> str | None:
     """The viewer's address the reports link to: `ASSAY_VIEW_URL`, else the suite's
-    `[report] view_url`; None when neither is set."""
-    value = os.environ.get(VIEW_URL_VARIABLE, "").strip() or (configured or "").strip()
-    return value.rstrip("/") or None
+    `[report] view_url`; None when neither is set. InputError for an address that is not
+    plain http(s)."""
+    value = os.environ.get(VIEW_URL_VARIABLE, "").strip()
+    if value and not re.match(VIEW_URL, value):
+        raise InputError(
+            f"ERROR: {VIEW_URL_VARIABLE}: {value!r} is not an http:// or https:// address"
+            " (without spaces, quotes, brackets or angle brackets)"
+        )
+    chosen = (value or configured or "").rstrip("/")
+    return chosen or None
+
+
+def run_view_url(configured: str | None, run_id: str) -> str | None:
+    """The run's page in the viewer at `view_base_url(configured)` (None: not configured)."""
+    base = view_base_url(configured)
+    return base + Links().run(run_id) if base is not None else None

@@ -80,7 +80,12 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        num=_num, signed=_signed, interval=_interval, heat=_heat, tone=_tone, corpus=corpus_checks
+        num=_num,
+        signed=_signed,
+        interval=_interval,
+        heat=_heat,
+        tone=_tone,
+        corpus=corpus_checks,
     )
     return env
 
