@@ -324,3 +324,20 @@ def test_export_refuses_a_taken_or_unwritable_folder_before_any_work(tmp_path: P
     unwritable = invoke("view", "--store", tmp_path / "none.db", "--export", blocker / "site")
     assert unwritable.code == 2 and "cannot write there" in unwritable.stderr  # before the store
     assert invoke("view", "--store", store, "--export", blocker).code == 2  # a file, not a folder
+
+
+def test_an_imported_run_is_recorded_and_viewed(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "imports" / "promptfoo" / "results.json"
+    store = tmp_path / "s.db"
+    done = invoke("import", "promptfoo", fixture, "--output", tmp_path / "i", "--store", store)
+    assert done.code == 0, done.stderr
+    run_id = re.search(r"recorded as run (\S+) in", done.stdout)
+    assert run_id is not None
+    c = client(store)
+    listing = c.get("/").text
+    assert run_id.group(1) in listing and ">promptfoo import</a>" in listing
+    page = c.get(f"/runs/{run_id.group(1)}").text
+    assert "Release gate:" in page and "3 of 3 cases" in page
+    again = invoke("import", "promptfoo", fixture, "--output", tmp_path / "j", "--store", store)
+    assert run_id.group(1) in again.stdout  # the same import: the same run, replaced
+    assert len(ReadOnlyStore(store).runs()) == 1
