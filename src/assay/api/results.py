@@ -50,6 +50,8 @@ class Result:
     """What the evaluation's calls cost (judges after the run, model-backed scorers)."""
     run_spend: Spend | None = None
     """A suite run's: what the run has cost in all its invocations (summary.json, reports)."""
+    view_url: str | None = None
+    """A suite run's page in `assay view`, which the reports link to (`[report] view_url`)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -117,7 +119,7 @@ class Result:
             cases_shown=config.drilldown,
             judge=config.judge,
             spend=self._spend_figures(),
-        )
+        ).model_copy(update={"view_url": self.view_url})
 
     def write_reports(self, out: Path | None = None) -> list[Path]:
         """Render the configured formats into `out` (default: the config's output folder)."""

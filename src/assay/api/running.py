@@ -8,11 +8,13 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.api.provenance import record_run_time
 from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
@@ -295,6 +297,7 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
+    started = time.monotonic()
     check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
@@ -335,6 +338,7 @@ def execute_run(
     if suite is not None:
         ahead = follower.built if follower is not None else None
         _evaluate_run(outcome, suite, Path(out) if out is not None else None, ahead)
+    record_run_time(Path(store), result.run_id, time.monotonic() - started)
     return outcome
 
 

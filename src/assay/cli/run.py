@@ -241,6 +241,14 @@ def run(
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    view: Annotated[
+        bool,
+        typer.Option(
+            "--view",
+            help="When the run ends, serve `assay view` on 127.0.0.1 (a free port) and open"
+            " the run's page in the browser; Ctrl+C stops it, then the exit code is the run's.",
+        ),
+    ] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
 
@@ -299,4 +307,8 @@ def run(
             warn=err,
         )
     print_outcome(outcome, json_output)
+    if view:
+        from assay.cli.view import serve_view
+
+        serve_view(store, "127.0.0.1", 0, None, True, outcome.run.run_id)
     raise typer.Exit(outcome.exit_code)
