@@ -33,7 +33,7 @@ from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
-from assay.verdict.deterministic import merge_rows, scored_trials
+from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
 from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
@@ -272,6 +272,7 @@ def evaluate(
         cases=cases,
         failures=[
             *([gap] if gap is not None else []),
+            *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
                 results,
