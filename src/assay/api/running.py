@@ -22,6 +22,8 @@ from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
+from assay.engine.runner import Spent as Spent  # re-exported: the CLI's progress display
+from assay.engine.runner import Tick as Tick
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
