@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import out
-from assay.store import DEFAULT_STORE
 
 
 @app.command()
@@ -37,7 +37,7 @@ def view(
     """Explore the store's runs in the browser (read-only): the verdict, the case matrix
     with filters, each case's responses side by side with a word diff, two runs compared.
     Serves on 127.0.0.1 until Ctrl+C; the store is opened read-only and never written."""
-    from assay.store.views import ReadOnlyStore
+    from assay.api.viewing import ReadOnlyStore
     from assay.view.app import ViewConfig, create_app
     from assay.web.security import check_listening
     from assay.web.server import bind, serve, url_of

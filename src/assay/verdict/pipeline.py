@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
@@ -22,7 +23,6 @@ from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Threshold
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
-from assay.models.llamacpp import QUALITY_NOTE
 from assay.scorers import Score, Scorer
 from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, run_scorers
 from assay.store import DEFAULT_STORE, Store
