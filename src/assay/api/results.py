@@ -12,9 +12,12 @@ from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
 from assay.reports.model import Report
 from assay.store.spend import Spend
+from assay.verdict.analysis import Analysis as Analysis  # re-exported: `assay score`'s table
 from assay.verdict.checks import Check, ScoreSummary, SpendFigures, Verdict
+from assay.verdict.checks import interval_text as interval_text
 from assay.verdict.compare import Delta
 from assay.verdict.pipeline import Evaluation
+from assay.verdict.rows import BASELINE as BASELINE
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult

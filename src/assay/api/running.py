@@ -24,6 +24,8 @@ from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
+from assay.engine.runner import Spent as Spent  # re-exported: the CLI's progress display
+from assay.engine.runner import Tick as Tick
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -305,12 +307,16 @@ def execute_run(
         options = request.options
         suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
+        from assay.scorers.inputs import check_inputs
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
-        # Bad scorer options and metric names nothing produces fail before any call.
-        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
+        # Bad scorer options, metric names nothing produces and case fields a scorer
+        # requires that a case lacks fail before any call.
+        scorers = build_scorers(suite.scoring.scorers)
+        check_config_metrics(resolve(suite), scorers)
+        check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
     handle = Store(Path(store))
     try:

@@ -144,7 +144,7 @@ def print_version(wanted: bool) -> None:
         return
     from importlib.metadata import PackageNotFoundError, version
 
-    from assay.store.schema import SCHEMA_VERSION
+    from assay.api.defaults import SCHEMA_VERSION
 
     try:
         installed = version("assay")

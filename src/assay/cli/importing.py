@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import err, out, print_output
-from assay.store import DEFAULT_STORE
 
 EXAMPLE = """\b
 Examples:

@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.options import Host, Port, ReviewToken
 from assay.cli.output import err, out, print_json
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.writable import Output, check_outputs
-from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(
     help="Human review in the browser: score or compare responses, then export the answers.",

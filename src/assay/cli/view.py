@@ -10,10 +10,10 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.options import Host, Port, ViewToken
 from assay.cli.output import out
-from assay.store import DEFAULT_STORE
 
 
 def serve_view(
