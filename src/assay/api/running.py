@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.api.provenance import record_run_time
-from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
+from assay.api.run_inputs import (
+    check_evaluation_inputs,
+    check_run_outputs,
+    load,
+    with_run_base_url,
+)
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
@@ -318,6 +323,7 @@ def execute_run(
         check_config_metrics(resolve(suite), scorers)
         check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
+        check_evaluation_inputs(suite, judge)
     handle = Store(Path(store))
     try:
         follower = None
