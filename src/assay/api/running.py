@@ -8,12 +8,19 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
+from assay.api.provenance import record_run_time
+from assay.api.run_inputs import (
+    check_evaluation_inputs,
+    check_run_outputs,
+    load,
+    with_run_base_url,
+)
 from assay.api.warming import evaluation_modules, warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
@@ -22,6 +29,8 @@ from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import DeferredFollower, Progress
+from assay.engine.runner import Spent as Spent  # re-exported: the CLI's progress display
+from assay.engine.runner import Tick as Tick
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -295,6 +304,7 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
+    started = time.monotonic()
     check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
@@ -302,13 +312,18 @@ def execute_run(
         options = request.options
         suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
+        from assay.scorers.inputs import check_inputs
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
-        # Bad scorer options and metric names nothing produces fail before any call.
-        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
+        # Bad scorer options, metric names nothing produces and case fields a scorer
+        # requires that a case lacks fail before any call.
+        scorers = build_scorers(suite.scoring.scorers)
+        check_config_metrics(resolve(suite), scorers)
+        check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
+        check_evaluation_inputs(suite, judge)
     handle = Store(Path(store))
     try:
         follower = None
@@ -335,6 +350,7 @@ def execute_run(
     if suite is not None:
         ahead = follower.built if follower is not None else None
         _evaluate_run(outcome, suite, Path(out) if out is not None else None, ahead)
+    record_run_time(Path(store), result.run_id, time.monotonic() - started)
     return outcome
 
 
