@@ -19,7 +19,7 @@ from assay.verdict.sequential import look_level
 from conftest import make_case, write_jsonl
 
 CASES = 100
-LOOK = 20
+LOOK = 25
 SYSTEM = "Be brief."
 
 
@@ -87,9 +87,9 @@ def test_a_clear_improvement_passes_at_the_first_look_with_a_fifth_of_the_calls(
     assert _sut_calls(server) == LOOK * 2  # the full run makes 200
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
     assert stop is not None
-    assert (stop.look, stop.looks, stop.cases, stop.total_cases) == (1, 5, LOOK, CASES)
-    assert stop.stopped_early and stop.calls_made == 40 and stop.calls_not_made == 160
-    assert stop.level == pytest.approx(look_level(0.95, [0.2]))
+    assert (stop.look, stop.looks, stop.cases, stop.total_cases) == (1, 4, LOOK, CASES)
+    assert stop.stopped_early and stop.calls_made == 50 and stop.calls_not_made == 150
+    assert stop.level == pytest.approx(look_level(0.95, [0.25])) and stop.level > 0.95
     assert stop.usd_not_spent is not None and stop.usd_not_spent > 0
     # Not incomplete: the evidence expected is the cases looked at.
     coverage = outcome.evaluation.evaluation.coverage
@@ -105,7 +105,7 @@ def test_no_difference_runs_every_look_to_the_fixed_designs_verdict(
     assert outcome.evaluation is not None
     assert _sut_calls(server) == CASES * 2
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
-    assert stop is not None and (stop.look, stop.cases, stop.stopped_early) == (5, CASES, False)
+    assert stop is not None and (stop.look, stop.cases, stop.stopped_early) == (4, CASES, False)
     assert stop.level == pytest.approx(0.95)  # the last look: the fixed design
     (tmp_path / "fixed").mkdir()
     fixed = running.run(
@@ -180,7 +180,7 @@ def test_a_killed_sequential_run_resumes_its_looks_and_a_full_run_makes_only_the
     monkeypatch.setattr(sequential, "run_looks", real)
     again = running.run(suite, store=store)
     assert again.evaluation is not None
-    assert _sut_calls(server) == CASES * 2  # the first look's 40 were not made again
+    assert _sut_calls(server) == CASES * 2  # the first look's 50 were not made again
     assert again.run.resumed == LOOK * 2 and again.run.answered == (CASES - LOOK) * 2
     full = running.run(suite, store=store, sequential=False)
     assert _sut_calls(server) == CASES * 2 and full.run.calls == 0
@@ -195,7 +195,7 @@ def test_a_full_run_after_an_early_stop_makes_only_the_calls_not_made(
     early = running.run(suite, store=store)
     assert _sut_calls(server) == LOOK * 2
     full = running.run(suite, store=store, sequential=False)
-    assert _sut_calls(server) == CASES * 2  # only the 160 not made before
+    assert _sut_calls(server) == CASES * 2  # only the 150 not made before
     assert full.run.calls == (CASES - LOOK) * 2 and full.run.resumed == LOOK * 2
     assert full.evaluation is not None and full.evaluation.verdict == "PASS"
     assert full.evaluation.evaluation.analysis.gate.sequential is None
@@ -236,14 +236,14 @@ def test_every_report_says_where_the_verdict_was_reached(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "job.md"))
     done = cli("run", suite, "--store", tmp_path / "s.db", "--sequential", "--json")
     assert done.code == 0, done.stderr
-    shown = "sequential: verdict reached after 20 of 100 cases (look 1 of 5"
+    shown = "sequential: verdict reached after 25 of 100 cases (look 1 of 4"
     assert shown in done.stderr  # beside the JSON, for people
     for name in ("report.md", "report.junit.xml", "report.html"):
         assert shown in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
     assert shown in (tmp_path / "job.md").read_text(encoding="utf-8")
     summary = json.loads(done.stdout)
     stop = summary["release_gate"]["sequential"]
-    assert (stop["look"], stop["cases"], stop["calls_not_made"]) == (1, LOOK, 160)
+    assert (stop["look"], stop["cases"], stop["calls_not_made"]) == (1, LOOK, 150)
     assert "case_ids" not in stop
     report = _report(tmp_path)
     assert report["sequential"]["cases"] == LOOK
@@ -262,7 +262,7 @@ def test_sequential_needs_a_suite_with_a_stats_gate(tmp_path: Path, server: Any,
     suite = _suite(tmp_path, server.url, extra='mode = "seed"\n')
     done = cli("run", suite)
     assert done.code == 2 and "suite.toml" in done.stderr and "sequential" in done.stderr
-    text = suite.read_text(encoding="utf-8").replace("look = 20", "look = 0")
+    text = suite.read_text(encoding="utf-8").replace("look = 25", "look = 0")
     suite.write_text(text.replace('mode = "seed"\n', ""), encoding="utf-8")
     done = cli("run", suite)
     assert done.code == 2 and "gate.look" in done.stderr
@@ -289,11 +289,12 @@ def test_the_look_order_is_seeded_stratified_and_protected_cases_first() -> None
     assert look_ends(100, 30) == [30, 60, 90, 100] and look_ends(5, 5) == [5]
 
 
-def test_the_stand_in_spending_is_linear_and_ends_at_the_fixed_level() -> None:
-    assert look_level(0.95, [0.2]) == pytest.approx(0.99)
-    assert look_level(0.95, [0.2, 0.5]) == pytest.approx(1 - 0.05 * 0.3)
-    assert look_level(0.95, [0.2, 0.5, 1.0]) == pytest.approx(0.95)
-    assert look_level(0.9, [0.2, 0.5]) > 0.9
+def test_a_look_before_the_last_is_gated_stricter_and_the_last_at_the_fixed_level() -> None:
+    """What the looks rely on in `look_level`, whatever the spending."""
+    for fractions in ([0.25], [0.25, 0.5], [0.1, 0.2, 0.9]):
+        assert 0.95 < look_level(0.95, fractions) < 1.0
+    assert look_level(0.95, [0.25, 0.5, 0.75, 1.0]) == pytest.approx(0.95)
+    assert look_level(0.9, [1.0]) == pytest.approx(0.9)
 
 
 def test_evaluate_runs_a_suite_in_looks(tmp_path: Path, server: Any) -> None:

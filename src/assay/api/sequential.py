@@ -6,7 +6,7 @@ first), in looks of `[gate] look` cases. Each look runs its cases (every conditi
 with the suite's judges pipelined with it (they see the looked cases only, so no judge call
 is made for a case never run), then evaluates the gate on every case looked at so far, at
 the level the looks spend (`verdict.sequential.look_level`). A PASS or a settled FAIL
-(`verdict.looks.settled`) ends the run; so do an INCOMPLETE look (errors beyond `[gate]
+(`verdict.sequential.settled`) ends the run; so do an INCOMPLETE look (errors beyond `[gate]
 max_errored`, exit 3, resumable) and a run stopped by its budget or lease; else the next
 look runs. The last look holds every case: the fixed design, at the gate's own level.
 
@@ -29,8 +29,8 @@ from assay.engine import RunRequest, RunResult
 from assay.engine.runner import Progress
 from assay.store.spend import Spend
 from assay.verdict.checks import Sequential
-from assay.verdict.looks import GUARANTEE, METHOD, look_ends, look_order, look_size, settled
-from assay.verdict.sequential import look_level
+from assay.verdict.looks import look_ends, look_order, look_size
+from assay.verdict.sequential import METHOD, look_level, settled
 
 if TYPE_CHECKING:
     from assay.api.results import Result
@@ -121,8 +121,9 @@ def run_looks(
         if last or evaluation is None or outcome.incomplete:
             break  # the last look (written), or nothing to gate: as a whole run would end
         gate = evaluation.evaluation.analysis.gate
-        if settled(gate) or gate.verdict == "INCOMPLETE" or result.stopped:
-            stop.stopped_early = settled(gate)
+        done = gate.verdict in ("PASS", "FAIL") and settled(gate.checks)
+        if done or gate.verdict == "INCOMPLETE" or result.stopped:
+            stop.stopped_early = done
             outcome = steps.ended(part, run, ahead, stop, True)  # this look's, written
             break
         spend = spend.plus(evaluation.spend)
@@ -145,14 +146,15 @@ def _stop(
     made = len(looked) * per_case
     not_made = (len(request.cases) - len(looked)) * per_case
     spent = run.run_spend.total or 0.0
+    level = look_level(suite.gate.level, fractions)
     return Sequential(
-        method=METHOD,
-        guarantee=GUARANTEE,
+        method=METHOD.name,
+        guarantee=METHOD.guarantee(suite.gate.level),
         look=look,
         looks=looks,
         cases=len(looked),
         total_cases=len(request.cases),
-        level=look_level(suite.gate.level, fractions),
+        level=level,
         stopped_early=False,  # set when a look before the last settles the verdict
         calls_made=made,
         calls_not_made=not_made,
