@@ -91,6 +91,15 @@ def test_a_clear_improvement_passes_at_the_first_look_with_a_fifth_of_the_calls(
     assert stop.stopped_early and stop.calls_made == 50 and stop.calls_not_made == 150
     assert stop.level == pytest.approx(look_level(0.95, [0.25])) and stop.level > 0.95
     assert stop.usd_not_spent is not None and stop.usd_not_spent > 0
+    # Test runners (the pytest plugin) skip the cases never looked at, saying why.
+    from assay.api.testing import outcomes
+
+    shown = outcomes(outcome.evaluation).items
+    assert shown["c1[candidate]"].status == ("pass" if "c1" in stop.case_ids else "skip")
+    assert sum(o.status == "skip" for o in shown.values()) == (CASES - LOOK) * 2
+    assert "not run: sequential: verdict reached after 25 of 100" in next(
+        o.text for o in shown.values() if o.status == "skip"
+    )
     # Not incomplete: the evidence expected is the cases looked at.
     coverage = outcome.evaluation.evaluation.coverage
     assert coverage is not None and coverage.complete and coverage.cases == LOOK

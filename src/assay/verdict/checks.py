@@ -202,7 +202,7 @@ class Sequential(Output):
         money = f" (≈ ${self.usd_not_spent:.4f} not spent)" if self.usd_not_spent else ""
         return (
             f"sequential: {what} after {self.cases} of {self.total_cases} cases (look"
-            f" {self.look} of {self.looks}, level {self.level:.4g}); calls made"
+            f" {self.look} of {self.looks}, level {self.level:.6g}); calls made"
             f" {self.calls_made}, calls not made {self.calls_not_made}{money}"
         )
 
