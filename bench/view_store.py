@@ -27,6 +27,7 @@ def make_store(
         f"{c} says: press the reset button on device {i} for five seconds.\nThen wait."
     ),
     verdict: str = "FAIL",
+    trajectory: Callable[[int, str], list[dict[str, Any]] | None] = lambda i, c: None,
 ) -> Store:
     """Write one run of `cases` cases into a store at `path` (left open: close it)."""
     store = Store(path)
@@ -67,6 +68,9 @@ def make_store(
                 "error": "mock failure (injected)" if failed else None,
                 "run_id": run_id,
             }
+            steps = trajectory(i, condition)
+            if steps is not None:
+                trial["trajectory"] = steps
             store.queue_trial(
                 run_id, f"{cid}|{condition}", seq, trial, "detail" if failed else None
             )

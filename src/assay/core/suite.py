@@ -86,7 +86,9 @@ class JudgeSection(SuiteModel):
     """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging.
 
     A judge whose API key is not set is disabled: the run goes on with the deterministic
-    scorers and every report says so. `required = true` makes it exit 2 before any call."""
+    scorers and every report says so. `required = true` makes it exit 2 before any call.
+    `over = "trajectory"`: the judges read each trial's steps (core/trajectory_text.py),
+    then its final response, for criteria on what the agent did."""
 
     judges: list[str] = Field(default_factory=list)
     required: bool = False
@@ -111,6 +113,7 @@ class JudgeSection(SuiteModel):
     price: str | None = None
     output: str | None = None
     batch: bool = False
+    over: Literal["response", "trajectory"] = "response"
 
     @field_validator("price")
     @classmethod

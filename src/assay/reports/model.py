@@ -64,6 +64,12 @@ class Regression(ReportModel):
     risk: str | None
     delta: float
     metrics: dict[str, float | None]
+    steps: dict[str, list[str]] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="per condition, the steps of its first trial of the case that recorded"
+        " a trajectory, one line each (core/trajectory_text.py)",
+    )
 
 
 class Blocker(ReportModel):
@@ -194,6 +200,11 @@ class TrialView(ReportModel):
     score: float | None = Field(default=None, description="the trial's weighted score")
     metrics: dict[str, float] = Field(default_factory=dict)
     blocker: bool = False
+    steps: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,
+        description="the trial's trajectory, one line per step (absent: none recorded)",
+    )
 
 
 class Evidence(ReportModel):
