@@ -42,6 +42,7 @@ def make_store(
     )
     seq = 0
     case_rows, scores, cells, checks = [], [], [], []
+    totals: dict[str, list[float]] = {c: [] for c in conditions}
     for i in range(cases):
         cid = case_id(i)
         record: dict[str, Any] = {
@@ -97,6 +98,7 @@ def make_store(
                 )
             )
             cells.append(Cell(cid, condition, value, condition == cand and i % 9 == 5))
+            totals[condition].append(value)
         passed = bool(i % 4) and not errored(i)
         checks.append({"case_id": cid, "check": "contains", "passed": passed, "message": "m"})
     store.flush()
@@ -108,6 +110,16 @@ def make_store(
         "reasons": ["made up for a test"],
         "checks": [],
         "case_checks": checks,
+        "conditions": [
+            {
+                "name": c,
+                "rows": len(values),
+                "means": {"contains": sum(values) / len(values) if values else None},
+                "weighted_score": sum(values) / len(values) if values else None,
+                "blocking_findings": 0,
+            }
+            for c, values in totals.items()
+        ],
         "comparisons": [
             {
                 "condition": cand,

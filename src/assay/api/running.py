@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from assay.api.evaluated import as_evaluated as _as_evaluated
 from assay.api.evaluated import evaluation_imports as _evaluation_modules
 from assay.api.evaluated import judge_follower as _follower
+from assay.api.provenance import record_run_time
 from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
 from assay.api.warming import warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
@@ -26,6 +28,8 @@ from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
 from assay.engine.runner import Progress
+from assay.engine.runner import Spent as Spent  # re-exported: the CLI's progress display
+from assay.engine.runner import Tick as Tick
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -305,6 +309,7 @@ def execute_run(
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
+    started = time.monotonic()
     check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
@@ -312,12 +317,16 @@ def execute_run(
         options = request.options
         suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
+        from assay.scorers.inputs import check_inputs
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
-        # Bad scorer options and metric names nothing produces fail before any call.
-        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
+        # Bad scorer options, metric names nothing produces and case fields a scorer
+        # requires that a case lacks fail before any call.
+        scorers = build_scorers(suite.scoring.scorers)
+        check_config_metrics(resolve(suite), scorers)
+        check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
     from assay.api.sequential import Steps, in_looks, run_looks
 
@@ -326,9 +335,12 @@ def execute_run(
         assert suite is not None  # in_looks: only a suite's gate can stop a run
         run_part = functools.partial(_run_part, suite, judge, store=where)
         ended = functools.partial(_outcome, suite, judge, where, folder)
-        return run_looks(suite, request, Steps(run_part, ended), progress, warn)
-    result, ahead = _run_part(suite, judge, request, progress, warn, store=where)
-    return _outcome(suite, judge, where, folder, request, result, ahead)
+        outcome = run_looks(suite, request, Steps(run_part, ended), progress, warn)
+    else:
+        result, ahead = _run_part(suite, judge, request, progress, warn, store=where)
+        outcome = _outcome(suite, judge, where, folder, request, result, ahead)
+    record_run_time(where, outcome.run.run_id, time.monotonic() - started)
+    return outcome
 
 
 def _run_part(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from assay.api.recording import record_results
 from assay.api.results import Judged, Result
+from assay.api.viewing import run_view_url
 from assay.core.cases import CaseFile
 from assay.core.errors import Incomplete, InputError
 from assay.core.jsonl import atomic_writer, model_line, write_jsonl
@@ -97,6 +98,7 @@ def evaluate_run(
         output=config.output,
         spend=Spend(judges=judge_caller.spent, scorers=scorer_caller.spent),
         run_spend=run_spend(store, run_id),  # flushed above: every call of the run so far
+        view_url=run_view_url(suite.report.view_url, run_id),
     )
     if write:
         write_run(result, suite, cases, run_id, store, lines)

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ModelOptions, parse_price
+from assay.api.judge_settings import JudgeConfig, JudgeResult, family_warnings
 from assay.cli.app import app
 from assay.cli.options import (
     AllowUnmetered,
@@ -23,11 +25,7 @@ from assay.cli.options import (
 from assay.cli.output import err, out, print_output, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
-from assay.models.pricing import parse_price
-from assay.models.registry import ModelOptions
-from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric
-from assay.scorers.judge.config import family_warnings
-from assay.store import DEFAULT_STORE
+from assay.core.rubric import load_rubric
 
 
 def cascade_text(cascade: dict[str, Any], settled: int) -> str:

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ROLES, Spend
 from assay.cli.app import app
 from assay.cli.options import Corpus
 from assay.cli.output import annotate, err, out, print_json, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
-from assay.store import DEFAULT_STORE
-from assay.store.spend import ROLES, Spend
 
 if TYPE_CHECKING:
     from assay.api.running import RunOutcome
@@ -67,9 +66,7 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             out(f"trials: {outcome.request.output}")
         out(f"store: {outcome.store}")
         if any(c.model.startswith("llamacpp:") for c in outcome.request.conditions):
-            # Imported here: the llama.cpp provider's module loads ctypes, which no other
-            # run needs before its first call.
-            from assay.models.llamacpp import QUALITY_NOTE
+            from assay.core.embedded import QUALITY_NOTE
 
             out(f"note: answers {QUALITY_NOTE}")
     for note in outcome.notes:
@@ -251,6 +248,14 @@ def run(
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    view: Annotated[
+        bool,
+        typer.Option(
+            "--view",
+            help="When the run ends, serve `assay view` on 127.0.0.1 (a free port) and open"
+            " the run's page in the browser; Ctrl+C stops it, then the exit code is the run's.",
+        ),
+    ] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
 
@@ -310,4 +315,8 @@ def run(
             sequential=sequential,
         )
     print_outcome(outcome, json_output)
+    if view:
+        from assay.cli.view import serve_view
+
+        serve_view(store, "127.0.0.1", 0, None, True, outcome.run.run_id)
     raise typer.Exit(outcome.exit_code)

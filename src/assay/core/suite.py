@@ -261,6 +261,10 @@ class GateSection(SuiteModel):
         return value
 
 
+# An http(s) address with nothing a Markdown link or an HTML attribute would end at.
+VIEW_URL = r"^https?://[^\s()<>\[\]\"'`]+$"
+
+
 class ReportSection(SuiteModel):
     """[report]: which files the run writes, how many worst regressions they list, and how
     many cases the HTML report's drill-down shows."""
@@ -269,6 +273,9 @@ class ReportSection(SuiteModel):
     worst: int = Field(default=10, ge=0)
     drilldown: int = Field(default=20, ge=0)
     title: str | None = None
+    view_url: str | None = Field(default=None, pattern=VIEW_URL)
+    """Where `assay view` serves this store (`http://host:port`): the reports then link the
+    run and each case to it (the ASSAY_VIEW_URL environment variable takes precedence)."""
 
 
 class SourceSection(SuiteModel):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import (
     BaseModel,
@@ -311,6 +312,18 @@ class Report(ReportModel):
         " report; absent otherwise)",
     )
     calibration: list[CalibrationMatrix] = Field(default_factory=list)
+    view_url: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the run's page in `assay view` (`[report] view_url` or ASSAY_VIEW_URL);"
+        " each case is at view_url/cases/CASE_ID (percent-encoded)",
+    )
     drilldown: list[CaseDetail] = Field(default_factory=list)
     drilldown_of: int = Field(default=0, description="cases the drill-down was chosen from")
     notes: list[str] = Field(default_factory=list)
+
+    def case_url(self, case_id: str) -> str | None:
+        """The case's page in `assay view` (None: no `view_url`)."""
+        if not self.view_url:
+            return None
+        return f"{self.view_url}/cases/{quote(case_id, safe='')}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
@@ -23,7 +24,6 @@ from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Threshold
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
-from assay.models.llamacpp import QUALITY_NOTE
 from assay.scorers import Score, Scorer
 from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, run_scorers
 from assay.store import DEFAULT_STORE, Store
@@ -34,7 +34,7 @@ from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
-from assay.verdict.deterministic import merge_rows, scored_trials
+from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
 from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
@@ -279,6 +279,7 @@ def evaluate(
         cases=cases,
         failures=[
             *([gap] if gap is not None else []),
+            *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
                 results,

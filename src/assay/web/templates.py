@@ -10,11 +10,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from assay.core.trajectory_text import recorded_lines
 
+SHARED = Path(__file__).resolve().parent / "templates"
+
 
 def environment(folder: Path) -> Environment:
-    """An environment over one app's template folder."""
+    """An environment over one app's template folder, then the shared one (`page.html`,
+    which each app's `base.html` extends)."""
     env = Environment(
-        loader=FileSystemLoader(folder),
+        loader=FileSystemLoader([folder, SHARED]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
