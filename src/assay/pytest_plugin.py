@@ -250,6 +250,8 @@ class CaseItem(pytest.Item):
         self.add_report_section("call", "assay", outcome.text)  # shown with -rP / -rA
         if outcome.status == "xfail":
             pytest.xfail(outcome.text)
+        if outcome.status == "skip":  # a case a sequential run never looked at
+            pytest.skip(outcome.text)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
@@ -320,7 +322,8 @@ def evaluate_suite(
             for condition, case_ids in selection.items():
                 part = _request(config, path, case_ids=case_ids, conditions=[condition])[1]
                 out = Path(folder) / str(len(found.items))
-                run = execute_run(whole, part, store=store_path(config), out=out)
+                # every selected case is run: a part stops no sequential run early
+                run = execute_run(whole, part, store=store_path(config), out=out, sequential=False)
                 if run.evaluation is None:
                     return _no_verdict(path, run.exit_code, run.notes)
                 found.items.update(outcomes(run.evaluation, gated=gated).items)

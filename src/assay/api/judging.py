@@ -11,6 +11,7 @@ from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case, Trial
 from assay.core.rubric import Rubric
+from assay.core.trajectory_text import Over
 from assay.core.writable import Output, check_outputs
 from assay.engine.runner import Progress
 from assay.models.registry import ModelOptions
@@ -47,6 +48,7 @@ class JudgeSettings(TypedDict, total=False):
     options: ModelOptions
     batch: bool
     batch_poll_s: float
+    over: Over
 
 
 def check_judge_outputs(

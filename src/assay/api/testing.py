@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from assay.api.cases import CaseResult
 from assay.api.results import Result
 
-Status = Literal["pass", "fail", "xfail"]
-"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated)."""
+Status = Literal["pass", "fail", "xfail", "skip"]
+"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated);
+`skip`: a case a sequential run never looked at (its verdict was reached before it)."""
 
 GATE_ITEM = "release_gate"
 SHOWN_TRIALS = 3
@@ -54,8 +55,14 @@ def outcomes(result: Result, gated: str | None = None) -> Outcomes:
     cases alone, their misses under `gated` failing and under the others `xfail`."""
     candidate = gated or result.evaluation.analysis.candidate
     items: dict[str, Outcome] = {}
+    stop = result.evaluation.analysis.gate.sequential
+    looked = set(stop.case_ids) if stop is not None else None
     for case in result.cases:
         name = item_name(case.case_id, case.condition)
+        if looked is not None and stop is not None and case.case_id not in looked:
+            lines = [f"{case.case_id} [{case.condition}]: not run: {stop.headline}"]
+            items[name] = Outcome(name=name, status="skip", lines=lines)
+            continue
         status: Status = (
             "pass" if case.passed else ("fail" if case.condition == candidate else "xfail")
         )
@@ -74,7 +81,9 @@ def describe(case: CaseResult, status: Status, candidate: str) -> list[str]:
     """A case's outcome as a test runner shows it: the verdict, then for a miss what went
     wrong, the response(s) (trimmed), the expectation and the judges' reasons, then the
     figures (`scorer: metric=value`, with the threshold when it has one)."""
-    head = {"pass": "PASS", "fail": "FAIL", "xfail": "MISSED (not gated)"}[status]
+    head = {"pass": "PASS", "fail": "FAIL", "xfail": "MISSED (not gated)", "skip": "NOT RUN"}[
+        status
+    ]
     lines = [f"{case.case_id} [{case.condition}]: {head}"]
     if status == "xfail":
         lines.append(f"  (the gate decides for {candidate}, not {case.condition})")

@@ -89,6 +89,8 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
         say(gate.headline)
         for reason in gate.explanation:
             say(f"  - {reason}")
+        if gate.sequential is not None:
+            say(gate.sequential.headline)
         say(f"reports: {evaluation.output}")
         from assay.api.ci import publish
 
@@ -235,6 +237,14 @@ def run(
             " judge is disabled and the run goes on; or the suite's [judge] required).",
         ),
     ] = False,
+    sequential: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequential/--no-sequential",
+            help="Run the cases in looks and stop as soon as the verdict is settled (a suite's"
+            " stats gate; default: the suite's [gate] sequential). See docs/sequential.md.",
+        ),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
@@ -302,6 +312,7 @@ def run(
             progress=tick,
             require_judge=require_judge,
             warn=err,
+            sequential=sequential,
         )
     print_outcome(outcome, json_output)
     if view:

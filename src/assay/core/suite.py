@@ -230,6 +230,12 @@ class GateSection(SuiteModel):
     a share of the expected cases. A gap beyond it makes the verdict INCOMPLETE (exit 3); an
     allowed gap is still listed; a high-risk or safety case (an `escalate` or `refuse`
     expectation, a safety tag) is never allowed."""
+    sequential: bool = False
+    """Run the cases in looks and stop as soon as the verdict is settled (docs/sequential.md):
+    the cases in a seeded (`seed`) random order, stratified by risk and category, high-risk
+    and safety cases first; the stats gate at each look at the level the looks spend."""
+    look: int | None = Field(default=None, ge=1)
+    """Cases per look of a sequential run (default: a tenth of the cases, at least 5)."""
 
     @field_validator("max_errored")
     @classmethod
@@ -237,6 +243,14 @@ class GateSection(SuiteModel):
         if isinstance(value, float) and not value < 1:
             raise ValueError("a share must be below 1 (or give a whole number of cases)")
         return value
+
+    @model_validator(mode="after")
+    def _sequential_stats(self) -> GateSection:
+        if self.sequential and self.mode == "seed":
+            raise ValueError(
+                'sequential: needs mode = "stats" (the seed rule has no error rates to stop on)'
+            )
+        return self
 
     @field_validator("guard", "risk_margins")
     @classmethod

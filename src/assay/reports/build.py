@@ -326,6 +326,7 @@ def build_report(
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
         coverage=gate.coverage,
+        sequential=gate.sequential,
         judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[

@@ -16,7 +16,14 @@ from pydantic import (
     model_serializer,
 )
 
-from assay.verdict.checks import Check, Coverage, JudgeStatus, SpendFigures, Verdict
+from assay.verdict.checks import (
+    Check,
+    Coverage,
+    JudgeStatus,
+    Sequential,
+    SpendFigures,
+    Verdict,
+)
 
 REPORT_VERSION = 1
 
@@ -267,6 +274,12 @@ class Report(ReportModel):
         default=None,
         description="the evidence expected (cases × gated conditions × trials) and found:"
         " answered, errored, missing, scored, and the gaps by case",
+    )
+    sequential: Sequential | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a sequential run's stop (`[gate] sequential`): the cases and calls the"
+        " verdict took, the method and its guarantee (absent for a run of every case)",
     )
     judge: JudgeStatus | None = Field(
         default=None,

@@ -141,9 +141,13 @@ def render_junit(report: Report) -> str:
     import xml.etree.ElementTree as ET
 
     suite = ET.Element("testsuite", name=report.title)
-    if report.judge is not None:  # properties come first in a JUnit testsuite
+    if report.judge is not None or report.sequential is not None:  # properties come first
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
+        if report.judge is not None:
+            ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
+        if report.sequential is not None:
+            stop = report.sequential.headline
+            ET.SubElement(properties, "property", name="sequential", value=stop)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")

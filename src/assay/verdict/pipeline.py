@@ -9,6 +9,7 @@ corpus thresholds (`verdict.thresholds`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, 
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict import coverage
 from assay.verdict.analysis import Analysis, analyse
-from assay.verdict.checks import Check, Coverage, Verdict
+from assay.verdict.checks import Check, Coverage, Sequential, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
@@ -57,6 +58,9 @@ class Inputs:
     planned_trials: int | None = None
     """Trials each case was meant to have (a run's plan); None: the suite's `trials` when it
     sets it, else the most any case has (`verdict.coverage`)."""
+    sequential: Sequential | None = None
+    """A sequential run's look (`verdict.looks`): the gate is evaluated at its level, and the
+    evidence expected is the cases it looked at (a run stopped early is not incomplete)."""
 
 
 @dataclass(slots=True)
@@ -216,6 +220,9 @@ def evaluate(
     """
     from assay.scorers.judge.config import suite_judge
 
+    if inputs.sequential is not None:  # the look's level: every interval and bound at it
+        gate_at = config.gate.model_copy(update={"level": inputs.sequential.level})
+        config = dataclasses.replace(config, gate=gate_at)
     scorers = build_scorers(config.scorers, *suite_judge(config.suite))
     check_config_metrics(config, scorers, {m for row in inputs.scores for m in row.metrics})
     if scorers and inputs.trials and inputs.cases is None:
@@ -288,6 +295,7 @@ def evaluate(
         ],
     )
     analysis.gate.coverage = coverage
+    analysis.gate.sequential = inputs.sequential
     return Evaluation(
         analysis=analysis,
         results=results,
@@ -335,6 +343,7 @@ def measure_coverage(
         gated,
         cases=inputs.cases,
         trials=planned,
+        looked=inputs.sequential.case_ids if inputs.sequential is not None else None,
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
