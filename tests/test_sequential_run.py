@@ -100,6 +100,12 @@ def test_a_clear_improvement_passes_at_the_first_look_with_a_fifth_of_the_calls(
     assert "not run: sequential: verdict reached after 25 of 100" in next(
         o.text for o in shown.values() if o.status == "skip"
     )
+    # The Python API's cases: one never looked at ran nothing and has not passed (it was
+    # shown as passed with no responses), and no case failed.
+    unrun = [c for c in outcome.evaluation.cases if not c.ran]
+    assert len(unrun) == (CASES - LOOK) * 2 and not any(c.passed for c in unrun)
+    assert all(c.problems == ["not run"] and not c.responses for c in unrun)
+    assert outcome.evaluation.failed_cases == []
     # Not incomplete: the evidence expected is the cases looked at.
     coverage = outcome.evaluation.evaluation.coverage
     assert coverage is not None and coverage.complete and coverage.cases == LOOK

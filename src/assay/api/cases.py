@@ -1,7 +1,7 @@
 """Each case × condition of an evaluation as one record (`Result.cases`): its responses, its
 figures, its per-case checks and whether it passed, as people (and test runners) read it.
 
-A case passes under a condition when none of its trials errored, no trial has a blocking
+A case passes under a condition when it ran, none of its trials errored, no trial has a blocking
 finding and each of its figures meets its per-case threshold (`[scoring.thresholds]`): the
 per-case rules the gate applies to the gated condition (`gated`), applied to every condition.
 """
@@ -45,6 +45,10 @@ class CaseResult(BaseModel):
     gated: bool
     """Whether the release gate decides for this condition (its failures fail the gate)."""
     passed: bool
+    """It ran, and no trial errored, had a blocking finding or missed a threshold."""
+    ran: bool
+    """Some trial of it was run (False: a case a sequential run settled its verdict without,
+    or one the run never reached; such a case has not passed)."""
     errored: bool
     """Some trial of the case errored (no answer to score)."""
     responses: list[str]
@@ -71,6 +75,7 @@ class CaseResult(BaseModel):
     def problems(self) -> list[str]:
         """Why the case did not pass: errors, blocking findings, missed thresholds."""
         return [
+            *([] if self.ran else ["not run"]),
             *(f"error: {e}" for e in self.errors),
             *self.blockers,
             *(f"{c.source}: {c.message}" for c in self.checks if not c.passed),
@@ -131,7 +136,11 @@ def _results(evaluation: Evaluation) -> Iterator[CaseResult]:
                 case_id=case_id,
                 condition=condition,
                 gated=condition == analysis.candidate,
-                passed=not errors and not blockers and all(c.passed for c in case_checks),
+                passed=bool(ran)
+                and not errors
+                and not blockers
+                and all(c.passed for c in case_checks),
+                ran=bool(ran),
                 errored=bool(errors),
                 responses=[t.response for t in ran],
                 errors=errors,

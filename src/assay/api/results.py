@@ -85,9 +85,11 @@ class Result:
 
     @property
     def failed_cases(self) -> list[CaseResult]:
-        """The cases of the gated condition that did not pass (an errored trial, a blocking
-        finding, a missed per-case threshold): what fails the gate case by case."""
-        return [c for c in self.cases if c.gated and not c.passed]
+        """The cases of the gated condition that ran and did not pass (an errored trial, a
+        blocking finding, a missed per-case threshold): what fails the gate case by case. A
+        case never run is not among them (`CaseResult.ran`): the coverage check speaks for
+        it, or a sequential run settled its verdict without it."""
+        return [c for c in self.cases if c.gated and c.ran and not c.passed]
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict and exit code, summary.json's figures (the release gate with its
