@@ -1,0 +1,129 @@
+"""The sequential gate's boundaries and levels (verdict/sequential.py).
+
+Reference boundaries: the R package gsDesign's Lan–DeMets O'Brien–Fleming-type bounds
+(`gsDesign(k, test.type = 2, alpha = 0.025, sfu = sfLDOF)`, two-sided symmetric, 5% in all):
+for 5 equal looks 4.877, 3.357, 2.680, 2.290, 2.031; for looks at 1/2 and 1, 2.963 and 1.969.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import pytest
+from scipy.special import ndtr
+
+from assay.verdict.checks import Check, Status
+from assay.verdict.sequential import METHOD, boundaries, look_level, settled, spent
+
+
+def test_five_equal_looks_match_the_published_bounds() -> None:
+    found = boundaries(0.95, [0.2, 0.4, 0.6, 0.8, 1.0])
+    assert found == pytest.approx((4.877, 3.357, 2.680, 2.290, 2.031), abs=0.01)
+    assert found == pytest.approx((4.8769, 3.3570, 2.6803, 2.2898, 2.0310), abs=2e-4)
+
+
+def test_one_look_is_the_fixed_design() -> None:
+    assert boundaries(0.95, [1.0]) == pytest.approx((1.95996,), abs=1e-4)
+    assert look_level(0.95, [1.0]) == 0.95
+    assert look_level(0.9, [1.3]) == 0.9  # more cases than planned: still the fixed level
+
+
+def test_unequal_looks() -> None:
+    assert boundaries(0.95, [0.5, 1.0]) == pytest.approx((2.963, 1.969), abs=2e-3)
+    # each look spends what the spending function allows since the last: the chance of
+    # crossing at look 1 alone is the first spending
+    first = boundaries(0.95, [0.3, 0.75, 1.0])[0]
+    assert 2 * ndtr(-first) == pytest.approx(2 * spent(0.05, 0.3), rel=1e-6)
+    # the last boundary of a spending design is above the fixed 1.96, and below the first
+    assert 1.96 < boundaries(0.95, [0.3, 0.75, 1.0])[-1] < first
+
+
+def test_spending_reaches_alpha_at_the_end() -> None:
+    assert spent(0.05, 1.0) == pytest.approx(0.025)
+    assert spent(0.05, 0.999999) == pytest.approx(0.025, rel=1e-4)
+    assert spent(0.05, 0.2) < 1e-6
+
+
+def test_the_level_falls_as_the_fraction_grows() -> None:
+    levels = [look_level(0.95, [f]) for f in (0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.95, 0.9999)]
+    assert all(a > b for a, b in itertools.pairwise(levels))
+    assert all(level < 1.0 for level in levels)
+    assert levels[-1] > 0.95
+    looks = [k / 10 for k in range(1, 11)]
+    series = [look_level(0.95, looks[:k]) for k in range(1, 11)]
+    assert all(a > b for a, b in itertools.pairwise(series))
+    assert series[-1] == 0.95
+    # the nominal level of an interim look is the boundary's: 1 − 2(1 − Φ(c))
+    assert series[4] == pytest.approx(1 - 2 * ndtr(-boundaries(0.95, looks[:5])[-1]))
+
+
+def test_a_stricter_level_gives_wider_boundaries() -> None:
+    assert boundaries(0.99, [0.5, 1.0])[0] > boundaries(0.95, [0.5, 1.0])[0]
+    assert look_level(0.99, [0.5]) > look_level(0.95, [0.5])
+
+
+@pytest.mark.parametrize(
+    "fractions",
+    [[], [0.0], [-0.1], [math.nan], [0.5, 0.5], [0.6, 0.4], [1.0, 1.2], [0.2, math.inf]],
+)
+def test_bad_fractions(fractions: list[float]) -> None:
+    with pytest.raises(ValueError, match="fractions"):
+        look_level(0.95, fractions)
+
+
+@pytest.mark.parametrize("level", [0.5, 1.0, 1.5, -0.2, math.nan])
+def test_bad_level(level: float) -> None:
+    with pytest.raises(ValueError, match="level"):
+        look_level(level, [0.5])
+
+
+def test_a_look_after_twenty_is_fast() -> None:
+    looks = [k / 23 for k in range(1, 22)]
+    look_level(0.95, looks[:20])  # the run has made these looks already (cached)
+    started = time.perf_counter()
+    look_level(0.95, looks)
+    assert time.perf_counter() - started < 0.005
+    fresh = [k / 29 for k in range(1, 22)]
+    started = time.perf_counter()
+    look_level(0.95, fresh)  # 21 looks, none cached
+    assert time.perf_counter() - started < 0.05
+
+
+def test_many_small_looks_stay_stable() -> None:
+    # 499 looks of 1/500: no deep recursion, and the density carried across a narrow
+    # increment does not blow up: the last interim level stays between the fixed design's and
+    # the continuous-monitoring boundary's (about 2.3)
+    for n in (10, 40, 500):
+        assert 0.95 < look_level(0.95, [k / n for k in range(1, n)]) < 0.98
+
+
+def _check(status: Status, name: str = "superiority:weighted_score", **figures: float) -> Check:
+    return Check(name=name, status=status, reason="r", **figures)
+
+
+def test_settled_pass_and_blockers() -> None:
+    assert settled([_check("pass"), _check("pass", ci_low=0.1, ci_high=0.5, bound=0.0)])
+    assert not settled([_check("pass"), _check("inconclusive", ci_low=-0.1, ci_high=0.5)])
+    assert not settled([_check("skipped")])
+    assert settled([Check(name="blockers", status="fail", reason="1 blocking finding")])
+    assert settled([Check(name="thresholds", status="fail", reason="case c1 misses")])
+
+
+def test_a_fail_on_the_mean_alone_is_not_settled() -> None:
+    # mean at or below 0, interval still reaching above: an early look goes on
+    assert not settled([_check("fail", delta=-0.05, ci_low=-0.4, ci_high=0.3, bound=0.0)])
+    assert not settled([_check("fail", delta=-0.05, ci_low=math.nan, ci_high=math.nan, bound=0)])
+    # the interval wholly below the bound: settled
+    assert settled([_check("fail", delta=-0.5, ci_low=-0.8, ci_high=-0.2, bound=0.0)])
+    # a corpus max bound fails settled when its interval lies wholly above it
+    name = "corpus:hallucination:max"
+    assert settled([_check("fail", name, ci_low=0.3, ci_high=0.5, bound=0.2)])
+    assert not settled([_check("fail", name, ci_low=0.1, ci_high=0.5, bound=0.2)])
+
+
+def test_method_text() -> None:
+    assert "Lan-DeMets" in METHOD.name
+    assert "2.5%" in METHOD.guarantee(0.95)
+    assert any("Jennison" in r for r in METHOD.references)
