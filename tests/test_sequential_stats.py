@@ -11,10 +11,12 @@ import itertools
 import math
 import time
 
+import numpy as np
 import pytest
 from scipy.special import ndtr
 
 from assay.verdict.checks import Check, Status
+from assay.verdict.interval import cases_to_clear, paired_intervals
 from assay.verdict.sequential import METHOD, boundaries, look_level, settled, spent
 
 
@@ -57,6 +59,15 @@ def test_the_level_falls_as_the_fraction_grows() -> None:
     assert series[-1] == 0.95
     # the nominal level of an interim look is the boundary's: 1 − 2(1 − Φ(c))
     assert series[4] == pytest.approx(1 - 2 * ndtr(-boundaries(0.95, looks[:5])[-1]))
+
+
+def test_an_early_look_keeps_the_gate_finite() -> None:
+    # a look of 5 of 1,000 cases: the boundary is far past z = 7, and 1 − α/2 would round to 1
+    level = look_level(0.95, [0.005])
+    assert level == 1.0 - 1e-12
+    assert cases_to_clear(0.3, 1.0, 0.3, level=level, span=5.0) is not None
+    deltas = np.array([[0.1], [0.5], [0.2], [0.4], [0.3]])
+    assert np.isfinite(paired_intervals(deltas, level=level, span=5.0).low).all()
 
 
 def test_a_stricter_level_gives_wider_boundaries() -> None:
