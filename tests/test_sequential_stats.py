@@ -17,7 +17,15 @@ from scipy.special import ndtr
 
 from assay.verdict.checks import Check, Status
 from assay.verdict.interval import cases_to_clear, paired_intervals
-from assay.verdict.sequential import METHOD, boundaries, look_level, settled, spent
+from assay.verdict.sequential import (
+    METHOD,
+    SPENDINGS,
+    Spending,
+    boundaries,
+    look_level,
+    settled,
+    spent,
+)
 
 
 def test_five_equal_looks_match_the_published_bounds() -> None:
@@ -40,6 +48,37 @@ def test_unequal_looks() -> None:
     assert 2 * ndtr(-first) == pytest.approx(2 * spent(0.05, 0.3), rel=1e-6)
     # the last boundary of a spending design is above the fixed 1.96, and below the first
     assert 1.96 < boundaries(0.95, [0.3, 0.75, 1.0])[-1] < first
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+def test_each_look_spends_what_the_function_allows(spending: Spending) -> None:
+    # 400,000 simulated paths of the score statistic under no difference, at unequal looks:
+    # the share first crossing ±c_k at look k is the spending since the last look (to a few
+    # Monte Carlo standard errors)
+    looks = np.array([0.15, 0.4, 0.55, 0.8, 1.0])
+    bounds = np.array(boundaries(0.95, looks.tolist(), spending=spending))
+    rng = np.random.default_rng(7)
+    steps = rng.normal(size=(400_000, looks.size)) * np.sqrt(np.diff(looks, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(looks)
+    crossed = np.abs(z) >= bounds
+    first = np.where(crossed.any(axis=1), crossed.argmax(axis=1), -1)
+    allowed = np.diff([0.0, *(2 * spent(0.05, f, spending) for f in looks)])
+    for k, share in enumerate(allowed):
+        found = float(np.mean(first == k))
+        assert found == pytest.approx(share, abs=4 * math.sqrt(share / 400_000) + 1e-5), k
+    assert float(np.mean(first >= 0)) == pytest.approx(0.05, abs=0.002)
+
+
+def test_pocock_and_power_spend_earlier() -> None:
+    looks = [0.2, 0.4, 0.6, 0.8, 1.0]
+    obf, power, pocock = (boundaries(0.95, looks, spending=s) for s in SPENDINGS)
+    assert obf[0] > power[0] > pocock[0]
+    assert obf[-1] < power[-1] < pocock[-1]
+    # Lan-DeMets Pocock-type bounds are nearly flat (gsDesign sfLDPocock: about 2.44 to 2.39)
+    assert max(pocock) - min(pocock) < 0.06
+    assert all(2.35 < c < 2.5 for c in pocock)
+    with pytest.raises(ValueError, match="spending"):
+        look_level(0.95, [0.5], spending="linear")  # type: ignore[arg-type]
 
 
 def test_spending_reaches_alpha_at_the_end() -> None:

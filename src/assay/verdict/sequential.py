@@ -16,6 +16,10 @@ earlier look, equals the spending since the last look; it is found by the recurs
 integration of Jennison & Turnbull (2000, ch. 19: their grid of 6r − 1 points, r = 18,
 Simpson's rule), the same algorithm gsDesign uses. For K = 5 equal looks at level 0.95 the
 boundaries are 4.877, 3.357, 2.680, 2.290, 2.031 (gsDesign's published `sfLDOF` bounds).
+Two other spending functions may be chosen (`Spending`): `pocock` (Lan & DeMets 1983's
+Pocock type, a·ln(1 + (e − 1)t)) and `power` (Kim & DeMets 1987, a·t²), which spend more of
+the error rate early: a clear difference stops sooner, at the price of a higher chance of
+a false PASS over all looks (bench/sequential.py measures both, docs/design.md).
 
 The gate at look k is then evaluated at the boundary's nominal level, 1 − 2·(1 − Φ(c_k)):
 its intervals are the repeated confidence intervals of Jennison & Turnbull (2000, ch. 9), and
@@ -40,6 +44,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -63,10 +68,18 @@ HIGHEST = 40.0
 TOLERANCE = 1e-9
 
 
+Spending = Literal["obrien-fleming", "power", "pocock"]
+"""The alpha-spending function: how much of the error rate the looks before the last may
+use. `obrien-fleming` (the default) spends almost nothing early; `pocock` spends evenly;
+`power` (Kim & DeMets' α·t²) lies between them."""
+SPENDINGS: tuple[Spending, ...] = ("obrien-fleming", "power", "pocock")
+
+
 @dataclass(frozen=True, slots=True)
 class Method:
     """How a sequential verdict was reached, for the reports."""
 
+    spending: Spending
     name: str
     short: str
     references: tuple[str, ...]
@@ -75,30 +88,58 @@ class Method:
         """One line: what the method promises at the gate's `level`."""
         side = (1.0 - level) / 2
         return (
-            f"a candidate no better than baseline passes at most about {side:.1%} of the time"
-            f" over all looks, as with the fixed design at level {level:g} (two-sided"
-            f" O'Brien-Fleming-type spending of {1 - level:.0%}); the last look uses the fixed"
-            " design's level"
+            f"over all looks, a candidate no better than baseline passes about as rarely as in"
+            f" the fixed design at level {level:g} (at most {side:.1%} per check by design:"
+            f" {1 - level:.0%} two-sided, spent across the looks; the last look uses the fixed"
+            " level, see docs/design.md for the measured rate)"
         )
 
 
-METHOD = Method(
-    name="group-sequential, O'Brien-Fleming-type alpha spending (Lan-DeMets)",
-    short="group-sequential (Lan-DeMets OBF)",
-    references=(
-        "Lan & DeMets 1983, Biometrika 70(3):659-663",
-        "O'Brien & Fleming 1979, Biometrics 35(3):549-556",
-        "Jennison & Turnbull 2000, Group Sequential Methods, ch. 7, 9 and 19",
-    ),
+_SHARED = (
+    "Lan & DeMets 1983, Biometrika 70(3):659-663",
+    "Jennison & Turnbull 2000, Group Sequential Methods with Applications to Clinical"
+    " Trials, ch. 7, 9 and 19",
 )
+METHODS: dict[Spending, Method] = {
+    "obrien-fleming": Method(
+        "obrien-fleming",
+        "group-sequential, O'Brien-Fleming-type alpha spending (Lan-DeMets)",
+        "group-sequential (Lan-DeMets O'Brien-Fleming)",
+        (*_SHARED, "O'Brien & Fleming 1979, Biometrics 35(3):549-556"),
+    ),
+    "power": Method(
+        "power",
+        "group-sequential, power-family alpha spending rho = 2 (Kim-DeMets)",
+        "group-sequential (Kim-DeMets power 2)",
+        (*_SHARED, "Kim & DeMets 1987, Biometrika 74(1):149-154"),
+    ),
+    "pocock": Method(
+        "pocock",
+        "group-sequential, Pocock-type alpha spending (Lan-DeMets)",
+        "group-sequential (Lan-DeMets Pocock)",
+        (*_SHARED, "Pocock 1977, Biometrika 64(2):191-199"),
+    ),
+}
+METHOD = METHODS["obrien-fleming"]
 
 
-def spent(alpha: float, fraction: float) -> float:
-    """The alpha spent on each side by information `fraction` (O'Brien–Fleming type, Lan &
-    DeMets 1983), of `alpha` two-sided in all: 2 − 2Φ(Φ⁻¹(1 − α/4)/√t), α/2 at t ≥ 1."""
+def spent(alpha: float, fraction: float, spending: Spending = "obrien-fleming") -> float:
+    """The alpha spent on each side by information `fraction`, of `alpha` two-sided in all
+    (a = α/2 on each side, all of it at t ≥ 1):
+
+    - obrien-fleming (Lan & DeMets 1983; gsDesign's `sfLDOF`): 2 − 2Φ(Φ⁻¹(1 − a/2)/√t);
+    - power (Kim & DeMets 1987; `sfPower`, ρ = 2): a·t²;
+    - pocock (Lan & DeMets 1983; `sfLDPocock`): a·ln(1 + (e − 1)·t)."""
+    side = alpha / 2
     if fraction >= 1.0:
-        return alpha / 2
-    return float(2.0 * ndtr(ndtri(alpha / 4) / math.sqrt(fraction)))
+        return side
+    if spending == "obrien-fleming":
+        return float(2.0 * ndtr(ndtri(side / 2) / math.sqrt(fraction)))
+    if spending == "power":
+        return side * fraction**2
+    if spending == "pocock":
+        return side * math.log1p((math.e - 1.0) * fraction)
+    raise ValueError(f"spending: {spending!r} is not one of {', '.join(SPENDINGS)}")
 
 
 def _check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:
@@ -159,15 +200,16 @@ class _Stage:
 
 
 @lru_cache(maxsize=4096)
-def _stage(alpha: float, fractions: tuple[float, ...]) -> _Stage:
+def _stage(alpha: float, fractions: tuple[float, ...], spending: Spending) -> _Stage:
     """The boundaries for these looks (each under 1), extending the cached prefix's."""
     fraction = fractions[-1]
-    target = 2.0 * (spent(alpha, fraction) - (spent(alpha, fractions[-2]) if fractions[1:] else 0))
+    earlier = spent(alpha, fractions[-2], spending) if fractions[1:] else 0.0
+    target = 2.0 * (spent(alpha, fraction, spending) - earlier)
     if len(fractions) == 1:
         bound = HIGHEST if target <= 0 else min(HIGHEST, float(-ndtri(target / 2)))
         z, w = _grid(bound)
         return _Stage((bound,), fraction, z, w * np.exp(-(z**2) / 2) / math.sqrt(2 * math.pi))
-    before = _stage(alpha, fractions[:-1])
+    before = _stage(alpha, fractions[:-1], spending)
     root_now, root_then = math.sqrt(fraction), math.sqrt(before.fraction)
     step = math.sqrt(fraction - before.fraction)
     shifted = before.z * root_then
@@ -205,26 +247,31 @@ def _carry(before: _Stage, z: FloatArray, root_now: float, step: float) -> Float
     return carried
 
 
-def boundaries(level: float, fractions: Sequence[float]) -> tuple[float, ...]:
+def boundaries(
+    level: float, fractions: Sequence[float], *, spending: Spending = "obrien-fleming"
+) -> tuple[float, ...]:
     """The two-sided symmetric z boundaries c_1..c_k of these looks at this `level` (a last
     fraction of 1 or more is the final look of the spending design)."""
     alpha = _alpha(level)
+    spent(alpha, 0.5, spending)  # an unknown spending function is a ValueError
     values = _check_fractions(fractions)
     capped = (*values[:-1], min(values[-1], 1.0))
     for k in range(1, len(capped) + 1):  # build the cache look by look: no deep recursion
-        stage = _stage(alpha, capped[:k])
+        stage = _stage(alpha, capped[:k], spending)
     return stage.bounds
 
 
-def look_level(level: float, fractions: Sequence[float]) -> float:
+def look_level(
+    level: float, fractions: Sequence[float], *, spending: Spending = "obrien-fleming"
+) -> float:
     """The nominal confidence level at which the gate is evaluated at the last of these looks,
     given the information fractions (0 < f_1 < ... < f_k ≤ 1) of every look made so far; for
     f_k == 1 (or more) the fixed design's `level`."""
-    _alpha(level)
+    spent(_alpha(level), 0.5, spending)
     values = _check_fractions(fractions)
     if values[-1] >= 1.0:
         return level
-    bound = boundaries(level, values)[-1]
+    bound = boundaries(level, values, spending=spending)[-1]
     return min(1.0 - 2.0 * float(ndtr(-bound)), STRICTEST)
 
 
