@@ -21,11 +21,19 @@ For each suite the gate is decided twice, through the gate's own functions
   the fixed design's verdict;
 - naive (shown for comparison): the same looks, stopping at any PASS or FAIL.
 
+`--spending mixture` replaces the spending function by a confidence sequence, for
+comparison: Robbins' normal mixture boundary (Howard et al. 2021, eq. 14; two-sided),
+|S_n| < sqrt((n + ρ)·log((n + ρ)/(ρ·α²))) in units of the per-case sd, with ρ chosen to make
+the boundary narrowest at the last look (ρ ≈ 0.15·M cases); each look's gate then runs at that
+boundary's nominal level, the last one included. It uses the observed sd, so it is the
+Gaussian approximation of an anytime-valid interval (one for bounded scores without that
+approximation, Waudby-Smith & Ramdas 2023, is no narrower at these sizes).
+
 `--check N` first decides N suites both ways and through `verdict.analysis.analyse` on
 `ScoredTrial` rows (the path `assay score` takes) and stops if any verdict differs.
 
     PYTHONPATH=src python bench/sequential.py [--sims 10000] [--look N] [--check 50]
-        [--only null|power|share] [--spending obrien-fleming|power|pocock]
+        [--only null|power|share] [--spending obrien-fleming|power|pocock|mixture]
 
 Prints a table, then a JSON object as the last line.
 """
@@ -39,8 +47,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
+from scipy.special import ndtr
 
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import GateSection
@@ -146,7 +156,22 @@ class Outcome:
     naive_seen: int
 
 
-def decide(suite: Suite, rng: np.random.Generator, look: int | None, spending: Spending) -> Outcome:
+MIXTURE = "mixture"
+
+
+def mixture_z(seen: int, cases: int, level: float) -> float:
+    """The normal mixture confidence sequence's two-sided boundary at `seen` cases, in z
+    (Howard et al. 2021), with ρ = c·cases, c minimising the boundary at `cases`."""
+    alpha = 1.0 - level
+
+    def boundary(n: float, rho: float) -> float:
+        return math.sqrt((n + rho) / n * math.log((n + rho) / (rho * alpha**2)))
+
+    c = min(np.linspace(0.01, 2.0, 400), key=lambda c: boundary(cases, c * cases))
+    return boundary(seen, float(c) * cases)
+
+
+def decide(suite: Suite, rng: np.random.Generator, look: int | None, spending: str) -> Outcome:
     deltas, spans = case_deltas(suite)
     cases = len(deltas)
     fixed = verdict_of(gate_checks(deltas, spans, LEVEL))
@@ -155,11 +180,18 @@ def decide(suite: Suite, rng: np.random.Generator, look: int | None, spending: S
     naive: tuple[Verdict, int] | None = None
     for k, seen in enumerate(sizes):
         last = seen == cases
-        if last:
+        if last and spending == MIXTURE:  # a confidence sequence has no fixed last look
+            level = 1.0 - 2.0 * float(ndtr(-mixture_z(seen, cases, LEVEL)))
+            checks = gate_checks(ordered, spans, level)
+        elif last:
             checks = gate_checks(ordered, spans, LEVEL)
         else:
             fractions = [n / cases for n in sizes[: k + 1]]
-            level = look_level(LEVEL, fractions, spending=spending)
+            level = (
+                1.0 - 2.0 * float(ndtr(-mixture_z(seen, cases, LEVEL)))
+                if spending == MIXTURE
+                else look_level(LEVEL, fractions, spending=cast(Spending, spending))
+            )
             checks = gate_checks(ordered[:seen], spans, level)
         verdict = verdict_of(checks)
         if naive is None and (last or verdict in ("PASS", "FAIL")):
@@ -228,9 +260,7 @@ class Row:
         }
 
 
-def run(
-    cases: int, effect: float, sims: int, look: int | None, seed: int, spending: Spending
-) -> Row:
+def run(cases: int, effect: float, sims: int, look: int | None, seed: int, spending: str) -> Row:
     rng = np.random.default_rng([seed, cases, round(effect * 100) + 1000])
     outcomes = [decide(simulate(rng, cases, effect), rng, look, spending) for _ in range(sims)]
     return Row(cases, effect, sims, outcomes)
@@ -250,7 +280,7 @@ def main() -> None:
     parser.add_argument("--check", type=int, default=30, help="suites checked against analyse")
     parser.add_argument("--only", choices=sorted(PLAN), action="append", help="rows to run")
     parser.add_argument("--seed", type=int, default=29)
-    parser.add_argument("--spending", choices=SPENDINGS, default="obrien-fleming")
+    parser.add_argument("--spending", choices=[*SPENDINGS, MIXTURE], default="obrien-fleming")
     args = parser.parse_args()
     started = time.perf_counter()
     checked = check_against_analyse(args.check) if args.check else 0
