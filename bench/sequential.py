@@ -33,7 +33,7 @@ approximation, Waudby-Smith & Ramdas 2023, is no narrower at these sizes).
 `ScoredTrial` rows (the path `assay score` takes) and stops if any verdict differs.
 
     PYTHONPATH=src python bench/sequential.py [--sims 10000] [--look N] [--check 50]
-        [--only null|power|share] [--spending obrien-fleming|power|pocock|mixture]
+        [--only null|power|share] [--spending power|obrien-fleming|pocock|mixture]
 
 Prints a table, then a JSON object as the last line.
 """
@@ -60,7 +60,7 @@ from assay.verdict.compare import WEIGHTED, Paired, delta_spans, intervals, weig
 from assay.verdict.gate import GateResult, blocker_check, stats_checks
 from assay.verdict.interval import LEVEL, MIN_CASES
 from assay.verdict.rows import ScoredTrial
-from assay.verdict.sequential import SPENDINGS, Spending, look_level, settled
+from assay.verdict.sequential import DEFAULT_SPENDING, SPENDINGS, Spending, look_level, settled
 
 METRICS = list(DEFAULT_WEIGHTS)
 COLUMNS = [*METRICS, WEIGHTED]
@@ -280,7 +280,7 @@ def main() -> None:
     parser.add_argument("--check", type=int, default=30, help="suites checked against analyse")
     parser.add_argument("--only", choices=sorted(PLAN), action="append", help="rows to run")
     parser.add_argument("--seed", type=int, default=29)
-    parser.add_argument("--spending", choices=[*SPENDINGS, MIXTURE], default="obrien-fleming")
+    parser.add_argument("--spending", choices=[*SPENDINGS, MIXTURE], default=DEFAULT_SPENDING)
     args = parser.parse_args()
     started = time.perf_counter()
     checked = check_against_analyse(args.check) if args.check else 0
