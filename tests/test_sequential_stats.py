@@ -134,23 +134,33 @@ def test_bad_level(level: float) -> None:
 
 
 def test_a_look_after_twenty_is_fast() -> None:
-    looks = [k / 23 for k in range(1, 22)]
-    look_level(0.95, looks[:20])  # the run has made these looks already (cached)
-    started = time.perf_counter()
-    look_level(0.95, looks)
-    assert time.perf_counter() - started < 0.005
-    fresh = [k / 29 for k in range(1, 22)]
-    started = time.perf_counter()
-    look_level(0.95, fresh)  # 21 looks, none cached
-    assert time.perf_counter() - started < 0.05
+    # CPU time, best of three (the machine may be busy): a look after 20 made ones (cached,
+    # as in a run) well under 5 ms, and 21 looks none of them cached under 50 ms
+    after, cold = [], []
+    for attempt in range(3):
+        looks = [k / (23 + attempt) for k in range(1, 22)]
+        look_level(0.95, looks[:20])
+        started = time.process_time()
+        look_level(0.95, looks)
+        after.append(time.process_time() - started)
+        fresh = [k / (29 + attempt) for k in range(1, 22)]
+        started = time.process_time()
+        look_level(0.95, fresh)
+        cold.append(time.process_time() - started)
+    assert min(after) < 0.005
+    assert min(cold) < 0.05
 
 
-def test_many_small_looks_stay_stable() -> None:
+@pytest.mark.parametrize("spending", SPENDINGS)
+def test_many_small_looks_stay_stable(spending: Spending) -> None:
     # 499 looks of 1/500: no deep recursion, and the density carried across a narrow
-    # increment does not blow up: the last interim level stays between the fixed design's and
-    # the continuous-monitoring boundary's (about 2.3)
-    for n in (10, 40, 500):
-        assert 0.95 < look_level(0.95, [k / n for k in range(1, n)]) < 0.98
+    # increment does not blow up (sampling the kernel at the grid's points gave 0.9997 here):
+    # the last interim level stays near the one of 40 looks, above the fixed design's
+    few, many = (
+        look_level(0.95, [k / n for k in range(1, n)], spending=spending) for n in (40, 500)
+    )
+    assert 0.95 < few < many < 0.995
+    assert (1 - few) / (1 - many) < 1.5
 
 
 def _check(status: Status, name: str = "superiority:weighted_score", **figures: float) -> Check:
