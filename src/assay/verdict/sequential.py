@@ -50,7 +50,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
 from assay.verdict.checks import Check
@@ -225,6 +224,8 @@ def _stage(alpha: float, fractions: tuple[float, ...], spending: Spending) -> _S
         upper = ndtr((shifted - c * root_now) / step)
         lower = ndtr((-c * root_now - shifted) / step)
         return float(before.mass @ (upper + lower)) - target
+
+    from scipy.optimize import brentq  # scipy.optimize costs 0.2 s to import: only here
 
     alone = HIGHEST if target <= 0 else min(HIGHEST, float(-ndtri(target / 2)))
     # crossing at `alone` having never stopped is rarer than crossing there at all: the bound
