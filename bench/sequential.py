@@ -26,8 +26,8 @@ comparison: Robbins' normal mixture boundary (Howard et al. 2021, eq. 14; two-si
 |S_n| < sqrt((n + ρ)·log((n + ρ)/(ρ·α²))) in units of the per-case sd, with ρ chosen to make
 the boundary narrowest at the last look (ρ ≈ 0.15·M cases); each look's gate then runs at that
 boundary's nominal level, the last one included. It uses the observed sd, so it is the
-Gaussian approximation of an anytime-valid interval (one for bounded scores without that
-approximation, Waudby-Smith & Ramdas 2023, is no narrower at these sizes).
+Gaussian approximation of an anytime-valid interval (the betting sequences for bounded
+scores of Waudby-Smith & Ramdas 2024 are not simulated here).
 
 `--check N` first decides N suites both ways and through `verdict.analysis.analyse` on
 `ScoredTrial` rows (the path `assay score` takes) and stops if any verdict differs.
