@@ -154,6 +154,8 @@ class CaseItem(pytest.Item):
         self.add_report_section("call", "assay", outcome.text)  # shown with -rP / -rA
         if outcome.status == "xfail":
             pytest.xfail(outcome.text)
+        if outcome.status == "skip":  # a case a sequential run never looked at
+            pytest.skip(outcome.text)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None

@@ -12,9 +12,12 @@ from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
 from assay.reports.model import Report
 from assay.store.spend import Spend
+from assay.verdict.analysis import Analysis as Analysis  # re-exported: `assay score`'s table
 from assay.verdict.checks import Check, ScoreSummary, SpendFigures, Verdict
+from assay.verdict.checks import interval_text as interval_text
 from assay.verdict.compare import Delta
 from assay.verdict.pipeline import Evaluation
+from assay.verdict.rows import BASELINE as BASELINE
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
@@ -50,6 +53,8 @@ class Result:
     """What the evaluation's calls cost (judges after the run, model-backed scorers)."""
     run_spend: Spend | None = None
     """A suite run's: what the run has cost in all its invocations (summary.json, reports)."""
+    view_url: str | None = None
+    """A suite run's page in `assay view`, which the reports link to (`[report] view_url`)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -117,7 +122,7 @@ class Result:
             cases_shown=config.drilldown,
             judge=config.judge,
             spend=self._spend_figures(),
-        )
+        ).model_copy(update={"view_url": self.view_url})
 
     def write_reports(self, out: Path | None = None) -> list[Path]:
         """Render the configured formats into `out` (default: the config's output folder)."""

@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from assay.api.results import Result
 from assay.verdict.thresholds import case_metric_means, threshold_misses
 
-Status = Literal["pass", "fail", "xfail"]
-"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated)."""
+Status = Literal["pass", "fail", "xfail", "skip"]
+"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated);
+`skip`: a case a sequential run never looked at (its verdict was reached before it)."""
 
 GATE_ITEM = "release_gate"
 
@@ -57,6 +58,8 @@ def outcomes(result: Result) -> Outcomes:
         {r.case_id for rs in analysis.rows.values() for r in rs}
     )
     items: dict[str, Outcome] = {}
+    stop = analysis.gate.sequential
+    looked = set(stop.case_ids) if stop is not None else None
     for condition in conditions:
         gated = condition == analysis.candidate
         rows = analysis.rows.get(condition, [])
@@ -67,6 +70,11 @@ def outcomes(result: Result) -> Outcomes:
         ):
             misses.setdefault(case, []).append(f"{source}: {message}")
         for case_id in cases:
+            if looked is not None and stop is not None and case_id not in looked:
+                name = item_name(case_id, condition)
+                lines = [f"{case_id} [{condition}]: not run: {stop.headline}"]
+                items[name] = Outcome(name=name, status="skip", lines=lines)
+                continue
             problems = [
                 *(
                     f"trial {t.trial}: error: {t.error}"
