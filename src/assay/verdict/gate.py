@@ -373,6 +373,7 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
     if metric not in lower:
         return interval
     return Delta(
+        metric=interval.metric,
         delta=-interval.delta,
         ci_low=-interval.ci_high,
         ci_high=-interval.ci_low,
