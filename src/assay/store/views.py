@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,19 +242,6 @@ class ReadOnlyStore:
         return (*trials, saved[0][0] if saved else None)
 
     # -- a run's cases, trials and scores -----------------------------------------------------
-    def cases(self, run_id: str) -> list[CaseRow]:
-        """The catalogue the run answered, in its order (empty: not recorded)."""
-        if not self._has("run_cases"):
-            return []
-        return [
-            CaseRow(c, cat, risk, _json_object(rec))
-            for c, cat, risk, rec in self._rows(
-                "SELECT case_id, category, risk, record FROM run_cases WHERE run_id = ?"
-                " ORDER BY seq",
-                (run_id,),
-            )
-        ]
-
     def case(self, run_id: str, case_id: str) -> CaseRow | None:
         if not self._has("run_cases"):
             return None
@@ -277,28 +264,62 @@ class ReadOnlyStore:
         for c, cond, trial, record, detail in self._rows(sql + " ORDER BY seq", params):
             yield TrialRow(c, cond, trial, _json_object(record), detail)
 
-    def answers(self, run_id: str) -> Iterator[tuple[str, str, str | None, str]]:
-        """(case, condition, error, response) of each of the run's trials in plan order: the
-        response read by SQLite (`json_extract`), not the whole record, for the case matrix."""
-        rows = self._rows(
-            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
+    def case_keys(self, run_id: str) -> list[tuple[str, str, str, Any]]:
+        """(case, category, risk, tags) of the run's catalogue in its order, for the case
+        matrix: the tags read by SQLite (`json_extract`, JSON text when a list), not the whole
+        record."""
+        if not self._has("run_cases"):
+            return []
+        return self._rows(
+            "SELECT case_id, category, risk, json_extract(record, '$.tags') FROM run_cases"
             " WHERE run_id = ? ORDER BY seq",
             (run_id,),
         )
-        for case_id, condition, error, response in rows:
+
+    def prompts(self, run_id: str) -> list[tuple[str, Any]]:
+        """(case, prompt) of the run's catalogue, for the search."""
+        if not self._has("run_cases"):
+            return []
+        return self._rows(
+            "SELECT case_id, json_extract(record, '$.prompt') FROM run_cases WHERE run_id = ?",
+            (run_id,),
+        )
+
+    def trial_errors(self, run_id: str) -> list[tuple[str, str, int]]:
+        """(case, condition, errored: 0 or 1) of each of the run's trials in plan order: the
+        trials' columns only, no record read."""
+        return self._rows(
+            "SELECT case_id, condition, error IS NOT NULL FROM trials WHERE run_id = ?"
+            " ORDER BY seq",
+            (run_id,),
+        )
+
+    def answers(
+        self, run_id: str, case_ids: Collection[str] | None = None
+    ) -> Iterator[tuple[str, str, str | None, str]]:
+        """(case, condition, error, response) of each of the run's trials in plan order (only
+        those of `case_ids` when given): the response read by SQLite (`json_extract`), not the
+        whole record."""
+        sql = (
+            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
+            " WHERE run_id = ?"
+        )
+        params: tuple[Any, ...] = (run_id,)
+        if case_ids is not None:
+            wanted = sorted(set(case_ids))
+            sql += f" AND case_id IN ({', '.join('?' * len(wanted))})"
+            params = (run_id, *wanted)
+        for case_id, condition, error, response in self._rows(sql + " ORDER BY seq", params):
             yield case_id, condition, error, response if isinstance(response, str) else ""
 
-    def cells(self, run_id: str) -> dict[tuple[str, str], tuple[float | None, bool]]:
-        """(case, condition) → (weighted score, has a blocking finding), as recorded."""
+    def cells(self, run_id: str) -> list[tuple[str, str, float | None, int]]:
+        """(case, condition, weighted score, has a blocking finding: 0 or 1), as recorded."""
         if not self._has("run_cells"):
-            return {}
-        return {
-            (c, cond): (w, bool(b))
-            for c, cond, w, b in self._rows(
-                "SELECT case_id, condition, weighted, blocker FROM run_cells WHERE run_id = ?",
-                (run_id,),
-            )
-        }
+            return []
+        return self._rows(
+            "SELECT case_id, condition, weighted, blocker FROM run_cells WHERE run_id = ?",
+            (run_id,),
+        )
 
     def case_scores(self, run_id: str, case_id: str) -> CaseScores:
         found = CaseScores()

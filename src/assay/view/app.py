@@ -130,7 +130,7 @@ def create_app(config: ViewConfig) -> Starlette:
             return not_found(f"No run {run_id} in this store.")
         matrix = await run_in_threadpool(cache.get, run_id)
         filters = parse_filters(dict(request.query_params))
-        page = select(matrix, filters)
+        page = await run_in_threadpool(select, matrix, filters)
         return render(
             "run.html",
             run=summary,

@@ -31,7 +31,7 @@ from assay.store.views import ReadOnlyStore
 from assay.view.app import render_page, templates
 from assay.view.history import history_page
 from assay.view.links import Links, file_name
-from assay.view.matrix import PER_PAGE, Filters, Matrix, MatrixCache, Page
+from assay.view.matrix import PER_PAGE, Filters, Matrix, MatrixCache, Page, Row, rows
 from assay.view.pages import case_page, compare_page
 
 HERE = Path(__file__).resolve().parent
@@ -117,9 +117,10 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
     cache = MatrixCache(store, size=2)
     for summary in runs:
         matrix = cache.get(summary.run_id)
+        every = rows(matrix, list(range(len(matrix))))
         previous = store.previous_run(summary.run_id)
         base = f"runs/{file_name(summary.run_id)}"
-        for number, selected in _pages(matrix):
+        for number, selected in _pages(every):
             name = "index.html" if number == 1 else f"page-{number}.html"
             page(
                 f"{base}/{name}",
@@ -131,13 +132,11 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
                 page=selected,
                 previous_run=previous,
             )
-        _dump(root / base / "matrix.json", _matrix_json(matrix))
-        for row in matrix.rows:
-            data = case_page(store, matrix, row.case_id)
+        _dump(root / base / "matrix.json", _matrix_json(matrix, every))
+        for case_id in matrix.ids:
+            data = case_page(store, matrix, case_id)
             if data is not None:
-                page(
-                    f"{base}/cases/{file_name(row.case_id)}.html", "case.html", run=summary, **data
-                )
+                page(f"{base}/cases/{file_name(case_id)}.html", "case.html", run=summary, **data)
         if previous is not None and store.run(previous) is not None:
             before = cache.get(previous)
             known = {r.run_id: r for r in runs}
@@ -151,16 +150,15 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
     return count
 
 
-def _pages(matrix: Matrix) -> Iterator[tuple[int, Page]]:
-    """Every page of the unfiltered matrix, in catalogue order."""
-    rows = matrix.rows
-    pages = max(1, math.ceil(len(rows) / PER_PAGE))
+def _pages(every: list[Row]) -> Iterator[tuple[int, Page]]:
+    """Every page of the unfiltered matrix (`every` row, in catalogue order)."""
+    pages = max(1, math.ceil(len(every) / PER_PAGE))
     for number in range(1, pages + 1):
         start = (number - 1) * PER_PAGE
-        yield number, Page(rows[start : start + PER_PAGE], len(rows), number, pages)
+        yield number, Page(every[start : start + PER_PAGE], len(every), number, pages)
 
 
-def _matrix_json(matrix: Matrix) -> dict[str, Any]:
+def _matrix_json(matrix: Matrix, every: list[Row]) -> dict[str, Any]:
     return {
         "run_id": matrix.run_id,
         "conditions": matrix.conditions,
@@ -186,7 +184,7 @@ def _matrix_json(matrix: Matrix) -> dict[str, Any]:
                     for c, cell in r.cells.items()
                 },
             }
-            for r in matrix.rows
+            for r in every
         ],
     }
 

@@ -1,14 +1,23 @@
-"""A run's case matrix, held in memory per run: one row per case, one cell per condition,
-with what the filters, the search and the sort read, so a page of a 10,000-case run is a
-scan of plain Python objects and a slice (the store is read once per run, and again only
-when the run has changed)."""
+"""A run's case matrix, held in memory per run as columns (one list per field, one entry
+per case, in the catalogue's order), so filtering, searching and sorting a 10,000-case run is
+a scan of plain lists and a page is a slice; the store is read once per run, and again only
+when the run has changed.
+
+Building it reads columns, not records: the cases' ids, categories, risks and tags, the
+trials' counts and errors, the recorded cells' scores (no trial's JSON is parsed). What only
+some pages need is read on demand and kept: the first lines of the cells a page shows, the
+prompts and responses on the run's first search. Columns of numbers and strings also keep
+Python's cycle collector out of it: a matrix is a few dozen lists, not 40,000 objects it
+would walk again and again. `Row` and `Cell` are what a page shows of one case.
+"""
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,38 +49,117 @@ class Cell:
 
 @dataclass(slots=True)
 class Row:
+    """One case as a page shows it (made from the matrix's columns for the rows shown)."""
+
     case_id: str
     category: str
     risk: str
     tags: tuple[str, ...]
-    cells: dict[str, Cell] = field(default_factory=dict)
-    text: list[str] = field(default_factory=list)
-    """Prompt and responses, casefolded, for the search."""
-    passed: bool | None = None
+    cells: dict[str, Cell]
+    passed: bool | None
     """The gated condition's per-case checks: all passed, some failed, or none recorded."""
-    delta: float | None = None
+    delta: float | None
     """The candidate's weighted score minus the baseline's."""
 
-    @property
-    def errored(self) -> bool:
-        return any(c.errored for c in self.cells.values())
 
-    @property
-    def blocking(self) -> bool:
-        return any(c.blocker for c in self.cells.values())
+@dataclass(slots=True)
+class Column:
+    """One condition's cells, one entry per case (`ran` False: no trial, no recorded cell)."""
+
+    ran: list[bool]
+    trials: list[int]
+    errored: list[int]
+    weighted: list[float | None]
+    blocker: list[bool]
+    first_line: list[str | None]
+    """None until read (`fill_first_lines`)."""
+
+    @classmethod
+    def empty(cls, n: int) -> Column:
+        return cls([False] * n, [0] * n, [0] * n, [None] * n, [False] * n, [None] * n)
+
+    def grow(self) -> None:
+        for values, blank in self._fields():
+            values.append(blank)
+
+    def _fields(self) -> list[tuple[list[Any], Any]]:
+        return [
+            (self.ran, False),
+            (self.trials, 0),
+            (self.errored, 0),
+            (self.weighted, None),
+            (self.blocker, False),
+            (self.first_line, None),
+        ]
 
 
 @dataclass(slots=True)
 class Matrix:
     run_id: str
     conditions: list[str]
-    rows: list[Row]
     baseline: str | None
     candidate: str | None
     report: dict[str, Any] | None
-    categories: list[str]
-    risks: list[str]
-    tags: list[str]
+    ids: list[str]
+    category: list[str]
+    risk: list[str]
+    case_tags: list[tuple[str, ...]]
+    columns: dict[str, Column]
+    passed: list[bool | None]
+    delta: list[float | None]
+    index: dict[str, int]
+    """Case id → its position."""
+    store: ReadOnlyStore | None = field(default=None, repr=False, compare=False)
+    """Where the parts read on demand come from."""
+    texts: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+    """Each case's prompt and responses, casefolded, for the search (read on the first)."""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def categories(self) -> list[str]:
+        return sorted({c for c in self.category if c})
+
+    @property
+    def risks(self) -> list[str]:
+        return [k for k in ("low", "medium", "high") if k in self.risk]
+
+    @property
+    def tags(self) -> list[str]:
+        return sorted({t for tags in set(self.case_tags) for t in tags})
+
+    def errored(self, i: int) -> bool:
+        return any(c.errored[i] for c in self.columns.values())
+
+    def blocking(self, i: int) -> bool:
+        return any(c.blocker[i] for c in self.columns.values())
+
+    def cell(self, condition: str, i: int) -> Cell | None:
+        column = self.columns.get(condition)
+        if column is None or not column.ran[i]:
+            return None
+        return Cell(
+            column.first_line[i] or "",
+            column.trials[i],
+            column.errored[i],
+            column.weighted[i],
+            column.blocker[i],
+        )
+
+    def row(self, i: int) -> Row:
+        """Case `i` as a page shows it (its cells' first lines read first: `fill_first_lines`)."""
+        cells = {c: cell for c in self.columns if (cell := self.cell(c, i)) is not None}
+        return Row(
+            self.ids[i],
+            self.category[i],
+            self.risk[i],
+            self.case_tags[i],
+            cells,
+            self.passed[i],
+            self.delta[i],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,38 +216,60 @@ class Page:
 
 
 def select(matrix: Matrix, filters: Filters, per_page: int = PER_PAGE) -> Page:
-    """The rows the filters keep, sorted, and the requested page of them."""
+    """The rows the filters keep, sorted, and the requested page of them (its cells' first
+    lines read)."""
     needle = filters.q.casefold().strip()
-    kept = [r for r in matrix.rows if _keeps(r, filters, needle)]
+    texts = search_texts(matrix) if needle else {}
+    keeps = _keeps(matrix, filters, needle, texts)
+    kept = [i for i in range(len(matrix)) if keeps(i)]
     if filters.sort:
         sign = 1 if filters.sort == "delta" else -1
-        kept.sort(key=lambda r: (r.delta is None, sign * (r.delta or 0.0)))
+        delta = matrix.delta
+        kept.sort(key=lambda i: (delta[i] is None, sign * (delta[i] or 0.0)))
     pages = max(1, math.ceil(len(kept) / per_page))
     page = min(filters.page, pages)
     start = (page - 1) * per_page
-    return Page(kept[start : start + per_page], len(kept), page, pages)
+    shown = kept[start : start + per_page]
+    return Page(rows(matrix, shown), len(kept), page, pages)
 
 
-def _keeps(row: Row, f: Filters, needle: str) -> bool:
-    if f.category and row.category != f.category:
-        return False
-    if f.risk and row.risk != f.risk:
-        return False
-    if f.tag and f.tag not in row.tags:
-        return False
-    if f.outcome and not OUTCOME_TESTS[f.outcome](row):
-        return False
-    return not needle or any(needle in t for t in row.text)
+def rows(matrix: Matrix, indices: list[int]) -> list[Row]:
+    """The rows at `indices`, their first lines read from the store where not read yet."""
+    fill_first_lines(matrix, indices)
+    return [matrix.row(i) for i in indices]
 
 
-OUTCOME_TESTS: dict[str, Callable[[Row], bool]] = {
+def _keeps(
+    m: Matrix, f: Filters, needle: str, texts: dict[str, tuple[str, ...]]
+) -> Callable[[int], bool]:
+    test = OUTCOME_TESTS[f.outcome] if f.outcome else None
+
+    def keeps(i: int) -> bool:
+        if f.category and m.category[i] != f.category:
+            return False
+        if f.risk and m.risk[i] != f.risk:
+            return False
+        if f.tag and f.tag not in m.case_tags[i]:
+            return False
+        if test is not None and not test(m, i):
+            return False
+        return not needle or any(needle in t for t in texts.get(m.ids[i], ()))
+
+    return keeps
+
+
+def _below(value: float | None) -> bool:
+    return value is not None and value < 0
+
+
+OUTCOME_TESTS: dict[str, Callable[[Matrix, int], bool]] = {
     # a regression: the candidate scored lower than baseline, or failed the case's checks
-    "regressions": lambda r: (r.delta is not None and r.delta < 0) or r.passed is False,
-    "losses": lambda r: r.delta is not None and r.delta < 0,
-    "wins": lambda r: r.delta is not None and r.delta > 0,
-    "failing": lambda r: r.passed is False,
-    "blocking": lambda r: r.blocking,
-    "errored": lambda r: r.errored,
+    "regressions": lambda m, i: _below(m.delta[i]) or m.passed[i] is False,
+    "losses": lambda m, i: _below(m.delta[i]),
+    "wins": lambda m, i: (d := m.delta[i]) is not None and d > 0,
+    "failing": lambda m, i: m.passed[i] is False,
+    "blocking": lambda m, i: m.blocking(i),
+    "errored": lambda m, i: m.errored(i),
 }
 
 
@@ -171,69 +281,146 @@ def first_line(text: str, limit: int = 160) -> str:
 
 
 def build(store: ReadOnlyStore, run_id: str) -> Matrix:
-    """Read the run once: its cases (recorded, else from its trials), trials and cells."""
+    """Read the run's columns: its cases (recorded, else from its trials), trials and cells."""
     run = store.run(run_id)
     report = store.report(run_id)
-    rows: dict[str, Row] = {}
-    for case in store.cases(run_id):
-        tags = case.record.get("tags")
-        rows[case.case_id] = Row(
-            case.case_id,
-            case.category,
-            case.risk,
-            tuple(str(t) for t in tags) if isinstance(tags, list) else (),
-            text=[str(case.record.get("prompt", "")).casefold()],
-        )
+    keys = store.case_keys(run_id)
+    ids = [k[0] for k in keys]
+    index = {case_id: i for i, case_id in enumerate(ids)}
+    category, risk = [k[1] for k in keys], [k[2] for k in keys]
+    parsed: dict[Any, tuple[str, ...]] = {}  # tags as SQLite gave them → as the matrix holds them
+    case_tags = [parsed[t] if t in parsed else parsed.setdefault(t, _tags(t)) for *_, t in keys]
     conditions = list(run.conditions) if run is not None else []
-    for case_id, condition, error, text in store.answers(run_id):
-        row = rows.get(case_id)
-        if row is None:
-            row = rows[case_id] = Row(case_id, "", "", ())
-        if condition not in conditions:
+    columns = {c: Column.empty(len(ids)) for c in conditions}
+
+    def at(case_id: str) -> int:
+        """The case's position, a new row for a case only its trials name."""
+        i = index.get(case_id)
+        if i is None:
+            i = index[case_id] = len(ids)
+            ids.append(case_id)
+            category.append("")
+            risk.append("")
+            case_tags.append(())
+            for column in columns.values():
+                column.grow()
+        return i
+
+    def column(condition: str) -> Column:
+        if condition not in columns:
             conditions.append(condition)
-        cell = row.cells.setdefault(condition, Cell())
-        cell.trials += 1
-        if error is not None:
-            cell.errored += 1
-        elif text:
-            row.text.append(text.casefold())
-        if cell.trials == 1 or (not cell.first_line and text):
-            cell.first_line = first_line(text)
-    for (case_id, condition), (weighted, blocker) in store.cells(run_id).items():
-        row = rows.get(case_id)
-        if row is not None:
-            cell = row.cells.setdefault(condition, Cell())
-            cell.weighted, cell.blocker = weighted, blocker
+            columns[condition] = Column.empty(len(ids))
+        return columns[condition]
+
+    for case_id, condition, errored in store.trial_errors(run_id):
+        i, col = at(case_id), column(condition)
+        col.ran[i] = True
+        col.trials[i] += 1
+        col.errored[i] += errored
+    for case_id, condition, weighted, blocker in store.cells(run_id):
+        found = index.get(case_id)
+        if found is not None:
+            col = column(condition)
+            if not col.ran[found]:
+                col.ran[found], col.first_line[found] = True, ""
+            col.weighted[found], col.blocker[found] = weighted, bool(blocker)
     baseline = str(report["baseline"]) if report and report.get("baseline") else None
     candidate = str(report["candidate"]) if report and report.get("candidate") else None
-    _outcomes(rows, report, baseline, candidate)
-    every = list(rows.values())
-    return Matrix(
+    matrix = Matrix(
         run_id,
         conditions,
-        every,
         baseline,
         candidate,
         report,
-        sorted({r.category for r in every if r.category}),
-        [k for k in ("low", "medium", "high") if any(r.risk == k for r in every)],
-        sorted({t for r in every for t in r.tags}),
+        ids,
+        category,
+        risk,
+        case_tags,
+        columns,
+        [None] * len(ids),
+        [None] * len(ids),
+        index,
+        store,
     )
+    _outcomes(matrix)
+    return matrix
 
 
-def _outcomes(
-    rows: dict[str, Row], report: dict[str, Any] | None, baseline: str | None, candidate: str | None
-) -> None:
-    for check in (report or {}).get("case_checks", []):
-        row = rows.get(str(check.get("case_id")))
-        if row is not None:
-            row.passed = bool(check.get("passed")) and row.passed is not False
-    if baseline is None or candidate is None:
+def _tags(value: Any) -> tuple[str, ...]:
+    """A case's tags from `json_extract`: a list comes back as JSON text, anything else is
+    no tags."""
+    if not isinstance(value, str) or not value.startswith("["):
+        return ()
+    try:
+        tags = json.loads(value)
+    except ValueError:
+        return ()
+    return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
+
+
+def _outcomes(m: Matrix) -> None:
+    for check in (m.report or {}).get("case_checks", []):
+        i = m.index.get(str(check.get("case_id")))
+        if i is not None:
+            m.passed[i] = bool(check.get("passed")) and m.passed[i] is not False
+    base = m.columns.get(m.baseline) if m.baseline is not None else None
+    cand = m.columns.get(m.candidate) if m.candidate is not None else None
+    if base is None or cand is None:
         return
-    for row in rows.values():
-        base, cand = row.cells.get(baseline), row.cells.get(candidate)
-        if base and cand and base.weighted is not None and cand.weighted is not None:
-            row.delta = cand.weighted - base.weighted
+    for i, (b, c) in enumerate(zip(base.weighted, cand.weighted, strict=True)):
+        if b is not None and c is not None:
+            m.delta[i] = c - b
+
+
+def fill_first_lines(matrix: Matrix, indices: list[int]) -> None:
+    """Give the cells of the rows at `indices` their first lines (the first trial's, else the
+    first with a response), read from the store for the rows not read yet."""
+    columns = list(matrix.columns.values())
+    wanted = [i for i in indices if any(c.first_line[i] is None for c in columns)]
+    if not wanted or matrix.store is None:
+        return
+    whole = len(wanted) == len(matrix)
+    ids = None if whole else [matrix.ids[i] for i in wanted]
+    _set_first_lines(matrix, _first_lines(matrix.store.answers(matrix.run_id, ids)), wanted)
+
+
+def _first_lines(answers: Iterable[tuple[str, str, str | None, str]]) -> dict[tuple[str, str], str]:
+    lines: dict[tuple[str, str], str] = {}
+    for case_id, condition, _, text in answers:
+        key = (case_id, condition)
+        if key not in lines or (not lines[key] and text):
+            lines[key] = first_line(text)
+    return lines
+
+
+def _set_first_lines(
+    matrix: Matrix, lines: dict[tuple[str, str], str], indices: Iterable[int]
+) -> None:
+    for i in indices:
+        case_id = matrix.ids[i]
+        for condition, column in matrix.columns.items():
+            if column.first_line[i] is None:
+                column.first_line[i] = lines.get((case_id, condition), "")
+
+
+def search_texts(matrix: Matrix) -> dict[str, tuple[str, ...]]:
+    """Each case's prompt and answered responses, casefolded: read from the store on the
+    run's first search and kept (every cell's first line filled on the way)."""
+    with matrix.lock:
+        if matrix.texts is not None:
+            return matrix.texts
+        found: dict[str, list[str]] = {}
+        answers: list[tuple[str, str, str | None, str]] = []
+        if matrix.store is not None:
+            for case_id, prompt in matrix.store.prompts(matrix.run_id):
+                found[case_id] = [str(prompt if prompt is not None else "").casefold()]
+            answers = list(matrix.store.answers(matrix.run_id))
+        for case_id, _, error, text in answers:
+            if error is None and text:
+                found.setdefault(case_id, []).append(text.casefold())
+        matrix.texts = {c: tuple(t) for c, t in found.items()}
+    _set_first_lines(matrix, _first_lines(answers), range(len(matrix)))
+    return matrix.texts
 
 
 class MatrixCache:

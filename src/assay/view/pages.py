@@ -68,8 +68,8 @@ def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, A
         (_score_view(kind, row) for kind, row in scored.rows),
         key=lambda s: (s.trial, order.get(s.condition, len(order)), s.kind),
     )
-    ids = [r.case_id for r in matrix.rows]
-    at = ids.index(case_id) if case_id in ids else -1
+    ids = matrix.ids
+    at = matrix.index.get(case_id, -1)
     previous_run = store.previous_run(run_id)
     return {
         "case_id": case_id,
@@ -158,25 +158,24 @@ def compare_page(before: Matrix, after: Matrix) -> dict[str, Any]:
     """Two runs compared: cases that flipped, moved or newly errored, and both reports'
     paired deltas side by side."""
     candidate = after.candidate or (after.conditions[-1] if after.conditions else "")
-    old = {r.case_id: r for r in before.rows}
+    now, was = after.columns.get(candidate), before.columns.get(candidate)
     changes = []
-    for row in after.rows:
-        was = old.get(row.case_id)
-        cell = row.cells.get(candidate)
-        old_cell = was.cells.get(candidate) if was is not None else None
+    for i, case_id in enumerate(after.ids):
+        j = before.index.get(case_id)
         new_errors = [
             c
-            for c, now in row.cells.items()
-            if now.errored and not (was is not None and c in was.cells and was.cells[c].errored)
+            for c, column in after.columns.items()
+            if column.errored[i]
+            and not (j is not None and c in before.columns and before.columns[c].errored[j])
         ]
         change = Change(
-            row.case_id,
-            was.passed if was is not None else None,
-            row.passed,
-            old_cell.weighted if old_cell is not None else None,
-            cell.weighted if cell is not None else None,
+            case_id,
+            before.passed[j] if j is not None else None,
+            after.passed[i],
+            was.weighted[j] if was is not None and j is not None else None,
+            now.weighted[i] if now is not None else None,
             new_errors,
-            was is not None,
+            j is not None,
         )
         if change.flipped or change.new_errors or (change.delta or 0.0) != 0.0:
             changes.append(change)
@@ -189,7 +188,7 @@ def compare_page(before: Matrix, after: Matrix) -> dict[str, Any]:
         "flipped": sum(1 for c in changes if c.flipped),
         "errors": sum(1 for c in changes if c.new_errors),
         "deltas": _deltas(before.report, after.report),
-        "only_before": len(set(old) - {r.case_id for r in after.rows}),
+        "only_before": len(before.index.keys() - after.index.keys()),
     }
 
 

@@ -1,0 +1,84 @@
+"""The case matrix of `assay view` reads columns, not records: building it parses no trial's
+JSON, a page reads the first lines of its own rows only, the first search reads the prompts
+and responses once, and a matrix is a few lists, not an object per case."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+from view_store import make_store
+
+from assay.store.views import ReadOnlyStore
+from assay.view.matrix import Filters, build, select
+
+RUN = "run000000001"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ReadOnlyStore:
+    path = tmp_path / "view.db"
+    make_store(path, 120).close()
+    return ReadOnlyStore(path)
+
+
+def trial_reads(store: ReadOnlyStore) -> list[str]:
+    """The statements that read a trial's record from now on (SQLite's trace, expanded)."""
+    seen: list[str] = []
+    store.db.set_trace_callback(seen.append)
+    return seen
+
+
+def records(seen: list[str]) -> list[str]:
+    return [s for s in seen if "FROM trials" in s and "record" in s]
+
+
+def test_building_the_matrix_reads_no_trial_record(store: ReadOnlyStore) -> None:
+    seen = trial_reads(store)
+    matrix = build(store, RUN)
+    assert records(seen) == []
+    assert len(matrix) == 120 and matrix.conditions == ["baseline", "candidate"]
+    assert matrix.columns["candidate"].errored[3] == 1  # i % 7 == 3 errored
+    assert matrix.delta[0] == -1.0 and matrix.passed[0] is False
+
+
+def test_a_page_reads_the_first_lines_of_its_own_rows_once(store: ReadOnlyStore) -> None:
+    matrix = build(store, RUN)
+    seen = trial_reads(store)
+    page = select(matrix, Filters(page=2))
+    assert [r.case_id for r in page.rows] == [f"case-{i:05d}" for i in range(50, 100)]
+    (read,) = records(seen)
+    assert read.count("'case-") == 50 and "'case-00049'" not in read
+    first = page.rows[0].cells["candidate"].first_line
+    assert first == "candidate says: press the reset button on device 50 for five seconds."
+    assert matrix.columns["baseline"].first_line[0] is None  # page 1 not read
+    seen.clear()
+    assert select(matrix, Filters(page=2)).rows == page.rows and records(seen) == []
+
+
+def test_the_first_search_reads_the_texts_once(store: ReadOnlyStore) -> None:
+    matrix = build(store, RUN)
+    seen = trial_reads(store)
+    found = select(matrix, Filters(q="DEVICE 77?"))
+    assert [r.case_id for r in found.rows] == ["case-00077"]
+    assert len(records(seen)) == 1
+    seen.clear()
+    assert [r.case_id for r in select(matrix, Filters(q="candidate says")).rows][:2] == [
+        "case-00000",
+        "case-00001",
+    ]
+    assert select(matrix, Filters(page=3)).rows[0].cells["baseline"].first_line
+    assert records(seen) == []  # texts kept, every first line filled on the way
+
+
+def test_a_matrix_is_a_few_lists_not_an_object_per_case(tmp_path: Path) -> None:
+    path = tmp_path / "big.db"
+    make_store(path, 2000).close()
+    store = ReadOnlyStore(path)
+    gc.collect()
+    before = len(gc.get_objects())
+    matrix = build(store, RUN)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 200  # was 5 objects a case
+    assert matrix.ids[-1] == "case-01999"
