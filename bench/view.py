@@ -3,10 +3,12 @@
 Makes a store with one run of N cases × two conditions (bench/view_store.py: recorded
 results, some errored trials), then times each page through the app (Starlette's TestClient,
 in process: routing, the store's queries, filtering and Jinja rendering, no network): the
-first run page (which reads the run into memory), then warm pages (page 1, a filter, a
-search, a deep page, a sort) and a case page. Prints one line per page and a JSON line with
+first run page (which reads the run into memory), the first search (which reads the prompts
+and responses), then warm pages (page 1, a filter, a search, a deep page, a sort) and a case
+page. With --export, also times `assay view --export` of the store (every page, case and
+JSON file written, as `export_view` does). Prints one line per figure and a JSON line with
 the medians in milliseconds.
-Usage: python bench/view.py [--cases 10000] [--repeat 5]
+Usage: python bench/view.py [--cases 10000] [--repeat 5] [--export]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from starlette.testclient import TestClient  # noqa: E402
 from view_store import make_store  # noqa: E402
 
+from assay.api.viewing import export_view  # noqa: E402
 from assay.store.views import ReadOnlyStore  # noqa: E402
 from assay.view.app import ViewConfig, case_url, create_app  # noqa: E402
 
@@ -44,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--export", action="store_true", help="also time assay view --export")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "view.db"
@@ -54,6 +58,7 @@ def main() -> None:
             create_app(ViewConfig(store=ReadOnlyStore(path))), base_url="http://127.0.0.1"
         )
         figures = {"first run page (reads the run)": timed(client, f"/runs/{RUN}")}
+        figures["first search (reads the texts)"] = timed(client, f"/runs/{RUN}?q=device+17")
         pages = {
             "run page 1": f"/runs/{RUN}",
             "errored filter": f"/runs/{RUN}?outcome=errored",
@@ -65,6 +70,11 @@ def main() -> None:
         }
         for name, url in pages.items():
             figures[name] = statistics.median(timed(client, url) for _ in range(args.repeat))
+        if args.export:
+            start = time.perf_counter()
+            exported = export_view(path, Path(folder) / "site")
+            figures["export"] = (time.perf_counter() - start) * 1000
+            print(f"export: {exported.pages} pages")
         for name, ms in figures.items():
             print(f"{name}: {ms:.0f} ms")
         print(json.dumps({"cases": args.cases, "ms": {k: round(v, 1) for k, v in figures.items()}}))

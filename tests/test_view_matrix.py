@@ -1,6 +1,7 @@
 """The case matrix of `assay view` reads columns, not records: building it parses no trial's
 JSON, a page reads the first lines of its own rows only, the first search reads the prompts
-and responses once, and a matrix is a few lists, not an object per case."""
+and responses once, a matrix is a few lists, not an object per case, and the export reads a chunk of cases at a
+time, not a case at a time."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 from view_store import make_store
 
 from assay.store.views import ReadOnlyStore
+from assay.view.export import export
 from assay.view.matrix import Filters, build, select
+from assay.view.pages import case_page, case_pages
 
 RUN = "run000000001"
 
@@ -82,3 +85,27 @@ def test_a_matrix_is_a_few_lists_not_an_object_per_case(tmp_path: Path) -> None:
     gc.collect()
     assert len(gc.get_objects()) - before < 200  # was 5 objects a case
     assert matrix.ids[-1] == "case-01999"
+
+
+def test_the_export_reads_the_store_a_chunk_of_cases_at_a_time(tmp_path: Path) -> None:
+    counts = []
+    for cases in (60, 120):
+        path = tmp_path / f"{cases}.db"
+        make_store(path, cases, run_id="run-a", verdict="PASS").close()
+        make_store(path, cases, run_id="run-b").close()
+        store = ReadOnlyStore(path)
+        seen = trial_reads(store)
+        export(store, tmp_path / f"site-{cases}")
+        assert len(list((tmp_path / f"site-{cases}/runs/run-b/cases").iterdir())) == cases
+        counts.append(len(seen))
+    assert counts[0] == counts[1]  # was five statements a case
+
+
+def test_case_pages_read_in_chunks_are_the_case_pages(store: ReadOnlyStore) -> None:
+    matrix = build(store, RUN)
+    ids = [*matrix.ids[:20], "nope"]
+    chunked = list(case_pages(store, matrix, ids, chunk=7))
+    assert [c for c, _ in chunked] == ids and chunked[-1][1] is None
+    for case_id, data in chunked:
+        assert data == case_page(store, matrix, case_id)
+    assert chunked[3][1] is not None and chunked[3][1]["checks"][0]["case_id"] == "case-00003"

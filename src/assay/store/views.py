@@ -242,26 +242,27 @@ class ReadOnlyStore:
         return (*trials, saved[0][0] if saved else None)
 
     # -- a run's cases, trials and scores -----------------------------------------------------
-    def case(self, run_id: str, case_id: str) -> CaseRow | None:
-        if not self._has("run_cases"):
-            return None
-        rows = self._rows(
-            "SELECT case_id, category, risk, record FROM run_cases WHERE run_id = ?"
-            " AND case_id = ?",
-            (run_id, case_id),
-        )
-        return (
-            CaseRow(rows[0][0], rows[0][1], rows[0][2], _json_object(rows[0][3])) if rows else None
-        )
+    def cases_of(self, run_id: str, case_ids: Collection[str]) -> dict[str, CaseRow]:
+        """The run's catalogue entries of `case_ids` (those recorded)."""
+        if not self._has("run_cases") or not case_ids:
+            return {}
+        among, wanted = _among(case_ids)
+        return {
+            c: CaseRow(c, cat, risk, _json_object(rec))
+            for c, cat, risk, rec in self._rows(
+                f"SELECT case_id, category, risk, record FROM run_cases WHERE run_id = ?{among}",
+                (run_id, *wanted),
+            )
+        }
 
-    def trials(self, run_id: str, case_id: str | None = None) -> Iterator[TrialRow]:
-        """The run's trials in plan order (one case's when `case_id` is given)."""
-        sql = "SELECT case_id, condition, trial, record, error_detail FROM trials WHERE run_id = ?"
-        params: tuple[Any, ...] = (run_id,)
-        if case_id is not None:
-            sql += " AND case_id = ?"
-            params = (run_id, case_id)
-        for c, cond, trial, record, detail in self._rows(sql + " ORDER BY seq", params):
+    def trials(self, run_id: str, case_ids: Collection[str] | None = None) -> Iterator[TrialRow]:
+        """The run's trials in plan order (only those of `case_ids` when given)."""
+        among, wanted = _among(case_ids)
+        for c, cond, trial, record, detail in self._rows(
+            "SELECT case_id, condition, trial, record, error_detail FROM trials WHERE run_id = ?"
+            f"{among} ORDER BY seq",
+            (run_id, *wanted),
+        ):
             yield TrialRow(c, cond, trial, _json_object(record), detail)
 
     def case_keys(self, run_id: str) -> list[tuple[str, str, str, Any]]:
@@ -300,16 +301,12 @@ class ReadOnlyStore:
         """(case, condition, error, response) of each of the run's trials in plan order (only
         those of `case_ids` when given): the response read by SQLite (`json_extract`), not the
         whole record."""
-        sql = (
+        among, wanted = _among(case_ids)
+        for case_id, condition, error, response in self._rows(
             "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
-            " WHERE run_id = ?"
-        )
-        params: tuple[Any, ...] = (run_id,)
-        if case_ids is not None:
-            wanted = sorted(set(case_ids))
-            sql += f" AND case_id IN ({', '.join('?' * len(wanted))})"
-            params = (run_id, *wanted)
-        for case_id, condition, error, response in self._rows(sql + " ORDER BY seq", params):
+            f" WHERE run_id = ?{among} ORDER BY seq",
+            (run_id, *wanted),
+        ):
             yield case_id, condition, error, response if isinstance(response, str) else ""
 
     def cells(self, run_id: str) -> list[tuple[str, str, float | None, int]]:
@@ -321,35 +318,43 @@ class ReadOnlyStore:
             (run_id,),
         )
 
-    def case_scores(self, run_id: str, case_id: str) -> CaseScores:
-        found = CaseScores()
-        if self._has("run_scores"):
-            found.rows = [
-                (kind, _json_object(rec))
-                for kind, rec in self._rows(
-                    "SELECT kind, record FROM run_scores WHERE run_id = ? AND case_id = ?"
-                    " ORDER BY seq",
-                    (run_id, case_id),
+    def scores_of(self, run_id: str, case_ids: Collection[str]) -> dict[str, CaseScores]:
+        """Everything scored about each of `case_ids` in the run, and what people said."""
+        found = {c: CaseScores() for c in case_ids}
+        among, wanted = _among(case_ids)
+        if self._has("run_scores") and found:
+            for case_id, kind, rec in self._rows(
+                f"SELECT case_id, kind, record FROM run_scores WHERE run_id = ?{among}"
+                " ORDER BY seq",
+                (run_id, *wanted),
+            ):
+                found[case_id].rows.append((kind, _json_object(rec)))
+        if self._has("review_answers") and found:
+            for case_id, reviewer, mode, trial, a, b, answer, at in self._rows(
+                "SELECT case_id, reviewer, mode, trial, a, b, answer, answered_at"
+                f" FROM review_answers WHERE dataset = ?{among} ORDER BY answered_at",
+                (run_id, *wanted),
+            ):
+                found[case_id].answers.append(
+                    {
+                        "reviewer": reviewer,
+                        "mode": mode,
+                        "trial": trial,
+                        "a": a,
+                        "b": b,
+                        "answer": _json_object(answer),
+                        "answered_at": at,
+                    }
                 )
-            ]
-        if self._has("review_answers"):
-            found.answers = [
-                {
-                    "reviewer": reviewer,
-                    "mode": mode,
-                    "trial": trial,
-                    "a": a,
-                    "b": b,
-                    "answer": _json_object(answer),
-                    "answered_at": at,
-                }
-                for reviewer, mode, trial, a, b, answer, at in self._rows(
-                    "SELECT reviewer, mode, trial, a, b, answer, answered_at FROM review_answers"
-                    " WHERE dataset = ? AND case_id = ? ORDER BY answered_at",
-                    (run_id, case_id),
-                )
-            ]
         return found
+
+
+def _among(case_ids: Collection[str] | None) -> tuple[str, list[str]]:
+    """The `AND case_id IN (...)` clause of a query and its parameters (none: every case)."""
+    if case_ids is None:
+        return "", []
+    wanted = sorted(set(case_ids))
+    return f" AND case_id IN ({', '.join('?' * len(wanted))})", wanted
 
 
 def _json_object(text: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from assay.view.app import render_page, templates
 from assay.view.history import history_page
 from assay.view.links import Links, file_name
 from assay.view.matrix import PER_PAGE, Filters, Matrix, MatrixCache, Page, Row, rows
-from assay.view.pages import case_page, compare_page
+from assay.view.pages import case_pages, compare_page
 
 HERE = Path(__file__).resolve().parent
 # The server's policy, less what a <meta> element cannot carry (frame-ancestors), for pages
@@ -133,8 +133,7 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
                 previous_run=previous,
             )
         _dump(root / base / "matrix.json", _matrix_json(matrix, every))
-        for case_id in matrix.ids:
-            data = case_page(store, matrix, case_id)
+        for case_id, data in case_pages(store, matrix, matrix.ids):
             if data is not None:
                 page(f"{base}/cases/{file_name(case_id)}.html", "case.html", run=summary, **data)
         if previous is not None and store.run(previous) is not None:

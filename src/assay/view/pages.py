@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.store.views import ReadOnlyStore, TrialRow
+from assay.store.views import CaseRow, CaseScores, ReadOnlyStore, TrialRow
 from assay.view.diff import Segment, word_diff
 from assay.view.matrix import Matrix
 
@@ -41,11 +42,43 @@ class ScoreView:
 
 def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, Any] | None:
     """The case page's data, or None when the run has no such case."""
+    return next(case_pages(store, matrix, [case_id]))[1]
+
+
+def case_pages(
+    store: ReadOnlyStore, matrix: Matrix, case_ids: list[str], chunk: int = 500
+) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """Each case's page data (None: no such case), the store read for `chunk` cases at a
+    time (a query per table, not per case: the export's thousands of case pages)."""
     run_id = matrix.run_id
-    case = store.case(run_id, case_id)
-    trials = list(store.trials(run_id, case_id))
-    if case is None and not trials:
-        return None
+    previous_run = store.previous_run(run_id)
+    for start in range(0, len(case_ids), chunk):
+        ids = case_ids[start : start + chunk]
+        cases = store.cases_of(run_id, ids)
+        trials: dict[str, list[TrialRow]] = {}
+        for trial in store.trials(run_id, ids):
+            trials.setdefault(trial.case_id, []).append(trial)
+        scores = store.scores_of(run_id, ids)
+        wanted = set(ids)
+        checks: dict[str, list[dict[str, Any]]] = {}
+        for check in (matrix.report or {}).get("case_checks", []):
+            if check.get("case_id") in wanted:
+                checks.setdefault(str(check.get("case_id")), []).append(check)
+        before = store.cases_of(previous_run, ids) if previous_run is not None else {}
+        for case_id in ids:
+            case, tried = cases.get(case_id), trials.get(case_id, [])
+            if case is None and not tried:
+                yield case_id, None
+                continue
+            data = _case_page(matrix, case_id, case, tried, scores[case_id])
+            data["checks"] = checks.get(case_id, [])
+            data["previous_run"] = previous_run if case_id in before else None
+            yield case_id, data
+
+
+def _case_page(
+    matrix: Matrix, case_id: str, case: CaseRow | None, trials: list[TrialRow], scored: CaseScores
+) -> dict[str, Any]:
     conditions = list(matrix.conditions) or sorted({t.condition for t in trials})
     baseline = matrix.baseline if matrix.baseline in conditions else conditions[0]
     numbers = sorted({t.trial for t in trials}) or [1]
@@ -62,7 +95,6 @@ def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, A
                 diff = word_diff(str(base.record["response"]), str(trial.record["response"]))
             line.columns.append(Column(condition, trial, diff))
         lines.append(line)
-    scored = store.case_scores(run_id, case_id)
     order = {c: i for i, c in enumerate(conditions)}
     scores = sorted(
         (_score_view(kind, row) for kind, row in scored.rows),
@@ -70,7 +102,6 @@ def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, A
     )
     ids = matrix.ids
     at = matrix.index.get(case_id, -1)
-    previous_run = store.previous_run(run_id)
     return {
         "case_id": case_id,
         "case": case.record if case is not None else None,
@@ -81,14 +112,8 @@ def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, A
         "lines": lines,
         "scores": scores,
         "answers": scored.answers,
-        "checks": [
-            c for c in (matrix.report or {}).get("case_checks", []) if c.get("case_id") == case_id
-        ],
         "previous_case": ids[at - 1] if at > 0 else None,
         "next_case": ids[at + 1] if 0 <= at < len(ids) - 1 else None,
-        "previous_run": previous_run
-        if previous_run is not None and store.case(previous_run, case_id) is not None
-        else None,
     }
 
 
