@@ -6,9 +6,10 @@ in process: routing, the store's queries, filtering and Jinja rendering, no netw
 first run page (which reads the run into memory), the first search (which reads the prompts
 and responses), then warm pages (page 1, a filter, a search, a deep page, a sort) and a case
 page. With --export, also times `assay view --export` of the store (every page, case and
-JSON file written, as `export_view` does). Prints one line per figure and a JSON line with
-the medians in milliseconds.
-Usage: python bench/view.py [--cases 10000] [--repeat 5] [--export]
+JSON file written, as `export_view` does). --pad N makes each response N characters longer
+(a model's answer is longer than the store's one line: every trial's record is larger to
+read). Prints one line per figure and a JSON line with the medians in milliseconds.
+Usage: python bench/view.py [--cases 10000] [--repeat 5] [--export] [--pad 0]
 """
 
 from __future__ import annotations
@@ -48,11 +49,17 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--export", action="store_true", help="also time assay view --export")
+    parser.add_argument("--pad", type=int, default=0, help="characters added to each response")
     args = parser.parse_args()
+    pad = "\n" + "More detail. " * (args.pad // 13) if args.pad > 0 else ""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "view.db"
         start = time.perf_counter()
-        make_store(path, args.cases).close()
+        if pad:
+            store = make_store(path, args.cases, response=lambda i, c: f"{c}: device {i}.{pad}")
+        else:
+            store = make_store(path, args.cases)
+        store.close()
         print(f"store: {args.cases} cases x 2 conditions in {time.perf_counter() - start:.1f} s")
         client = TestClient(
             create_app(ViewConfig(store=ReadOnlyStore(path))), base_url="http://127.0.0.1"
@@ -77,7 +84,15 @@ def main() -> None:
             print(f"export: {exported.pages} pages")
         for name, ms in figures.items():
             print(f"{name}: {ms:.0f} ms")
-        print(json.dumps({"cases": args.cases, "ms": {k: round(v, 1) for k, v in figures.items()}}))
+        print(
+            json.dumps(
+                {
+                    "cases": args.cases,
+                    "pad": args.pad,
+                    "ms": {k: round(v, 1) for k, v in figures.items()},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":
