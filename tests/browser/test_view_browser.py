@@ -1,10 +1,11 @@
 """The viewer in a real browser: Playwright driving Debian's Chromium over a store made here.
 
 Open a run, filter it to the errored cases, open one, read its diff and the scorer's
-evidence, walk the matrix with the keyboard, follow a deep link. No script error and no
-request outside the app. Skipped when Chromium is absent. Set ASSAY_SCREENSHOT_DIR (an
-absolute path: tests run in their tmp_path) to save
-screenshots of the run and case pages there (docs/view-run.png, docs/view-case.png).
+evidence, walk the matrix with the keyboard, follow a deep link; a suite's history over
+five runs. No script error and no request outside the app. Skipped when Chromium is absent.
+Set ASSAY_SCREENSHOT_DIR (an absolute path: tests run in their tmp_path) to save
+screenshots of the run, case and history pages there (docs/view-run.png, docs/view-case.png,
+docs/view-history.png).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,9 @@ import pytest
 from chromium import launch, needs_chromium
 from view_store import make_store
 
+from assay.core.records import ScoreRow
+from assay.store.history import save_score_rows
+from assay.store.spend import queue_spend
 from assay.store.views import ReadOnlyStore
 from assay.view.app import ViewConfig, create_app
 from assay.web.server import bind, make_server, url_of
@@ -34,6 +39,13 @@ def live(tmp_path: Path) -> Iterator[str]:
     make_store(
         path, 60, response=lambda i, c: f"{c} says: <b>hold</b> reset on device {i}."
     ).close()
+    with serve(path) as url:
+        yield url
+
+
+@contextmanager
+def serve(path: Path) -> Iterator[str]:
+    """The viewer of the store at `path` on a free loopback port, until the test ends."""
     sock = bind("127.0.0.1", 0)
     server = make_server(create_app(ViewConfig(store=ReadOnlyStore(path))))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -42,9 +54,11 @@ def live(tmp_path: Path) -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline, "the view server did not start"
         time.sleep(0.01)
-    yield url_of(sock).rstrip("/")
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield url_of(sock).rstrip("/")
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 @pytest.fixture(scope="module")
@@ -120,10 +134,57 @@ def test_history_compare_and_a_static_export_opened_from_disk(browser: Any, tmp_
     page.goto((site / "index.html").as_uri())
     page.click("text=run-b")
     assert page.url.endswith("/runs/run-b/index.html")
+    page.wait_for_load_state()  # view.js (deferred) listens for the keys from then on
     page.keyboard.press("j")
     page.keyboard.press("Enter")  # view.js runs from the export's own file
     page.wait_for_url("**/runs/run-b/cases/case-00000.html")
     assert "How do I reset device 0?" in page.inner_text("main")
     page.goto((site / "suites" / "demo.html").as_uri())
     assert page.locator("figure.chart svg").count() >= 3
+    assert errors == []
+
+
+def _judged(run_id: str, score: float) -> list[ScoreRow]:
+    return [
+        ScoreRow.model_validate(
+            {
+                "case_id": f"case-{i:05d}",
+                "trial": 1,
+                "condition": "candidate",
+                "source": "judge:mock",
+                "helpfulness": score + (i % 3) * 0.1,
+            }
+        )
+        for i in range(40)
+    ]
+
+
+def test_a_suites_history_over_five_runs(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "history.db"
+    verdicts = ("PASS", "PASS", "FAIL", "PASS", "FAIL")
+    for n, verdict in enumerate(verdicts, 1):
+        store = make_store(
+            path,
+            40,
+            run_id=f"run-{n}",
+            verdict=verdict,
+            errored=lambda i, n=n: i % (9 - n) == 3,  # more errors in later runs
+        )
+        queue_spend(store, f"run-{n}", 0.12 + 0.03 * n)
+        save_score_rows(store, f"run-{n}", _judged(f"run-{n}", 3.0 if n < 5 else 4.5), {})
+        store.close()
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with serve(path) as live:
+        page.goto(live + "/")
+        page.click("a[href='/suites/demo/history'] >> nth=0")
+        assert page.url == f"{live}/suites/demo/history"
+        text = page.inner_text("main")
+        assert "5 recorded runs" in text
+        assert "score distribution drifted in run run-5 against run-4" in text
+        assert page.locator("figure.chart svg").count() >= 4  # verdict, score, metric, spend
+        shots = os.environ.get("ASSAY_SCREENSHOT_DIR")
+        if shots:
+            page.screenshot(path=str(Path(shots) / "view-history.png"), full_page=True)
     assert errors == []
