@@ -320,3 +320,45 @@ def test_evaluate_runs_a_suite_in_looks(tmp_path: Path, server: Any) -> None:
     assert result.verdict == "PASS" and _sut_calls(server) == LOOK * 2
     with pytest.raises(InputError, match="sequential"):
         assay.evaluate(trials=[], sequential=True)
+
+
+def _single(tmp_path: Path, url: str, hits: float, corpus: str) -> Path:
+    """One condition (`prod`) on 100 cases, the `contains` check met by the first `hits`
+    share of them (by id: the look order mixes them), `corpus` the [scoring.corpus] lines."""
+    cases = []
+    for i in range(CASES):
+        prompt = f"Question {i}?"
+        expected = _reply(prompt) if i < hits * CASES else "never said"
+        cases.append(make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}))
+    suite = _suite(tmp_path, url, cases=cases)
+    text = suite.read_text(encoding="utf-8")
+    conditions = text[text.index("[[conditions]]") : text.index("[scoring]")]
+    text = text.replace(conditions, '[[conditions]]\nname = "prod"\n')
+    suite.write_text(text.replace("[gate]", f"[scoring.corpus]\n{corpus}[gate]"), "utf-8")
+    return suite
+
+
+@pytest.mark.parametrize(
+    ("hits", "corpus", "verdict", "looks"),
+    [
+        (1.0, "contains = { min = 0.5 }\n", "PASS", 1),  # clearly above: stops at look 1
+        (0.1, "contains = { min = 0.5 }\n", "FAIL", 1),  # clearly below: stops at look 1
+        (0.6, "contains = { min = 0.5 }\n", "PASS", 4),  # near: every look, then fixed PASS
+        # decided on the estimate: the look's mean clears the bound, its interval does not
+        (0.7, 'contains = { min = 0.6, decide = "estimate" }\n', "PASS", 4),
+        (1.0, "", "PASS", 4),  # no bound: nothing with an error rate to stop on
+    ],
+)
+def test_a_single_system_suite_stops_on_its_corpus_bounds(
+    tmp_path: Path, server: Any, hits: float, corpus: str, verdict: str, looks: int
+) -> None:
+    suite = _single(tmp_path, server.url, hits, corpus)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == verdict
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == looks and stop.stopped_early == (looks < 4)
+    assert _sut_calls(server) == looks * LOOK
+    assert (stop.level > 0.95) == (looks < 4)  # before the last look: a stricter level
+    checks = {c.name: c for c in outcome.evaluation.checks}
+    if corpus:
+        assert checks["corpus:contains:min"].cases == looks * LOOK
