@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.suite import Suite
 from assay.engine import RunRequest, RunResult
@@ -76,23 +75,6 @@ class Steps(Generic[OutcomeT]):
 
     run: RunPart
     ended: Ended[OutcomeT]
-
-
-def in_looks(suite: Suite | None, sequential: bool | None) -> bool:
-    """Whether the run goes in looks: `sequential` when given (--sequential/--no-sequential),
-    else the suite's `[gate] sequential`. Only a suite's stats gate can stop a run."""
-    if sequential is None:
-        return suite is not None and suite.gate.sequential
-    if sequential and suite is None:
-        raise InputError(
-            "ERROR: --sequential: needs a suite file (its [gate] decides when the run stops)"
-        )
-    if sequential and suite is not None and suite.gate.mode == "seed":
-        raise InputError(
-            f'ERROR: --sequential: {suite.file}: [gate] mode = "seed" has no error rates to'
-            ' stop on; use mode = "stats"'
-        )
-    return sequential
 
 
 def run_looks(
