@@ -54,7 +54,9 @@ def evaluate_run(
     judged, and what it spent counts against [judge] budget_usd. `lines`: the trials'
     trials.jsonl lines when made already (`model_line`)."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
-    cases = request.cases
+    cases = held_catalogue(request.cases, ahead)  # the run's
+    pinned = pinned_catalogue(suite, request.cases)
+    catalogue = cases if pinned is request.cases else held_catalogue(pinned, None)
     cap = suite.judge.budget_usd
     if cap is not None and ahead is not None:
         cap = max(0.0, cap - ahead.spent_usd)
@@ -69,7 +71,7 @@ def evaluate_run(
                 trials=trials,
                 scores=rows_from_scores(judged.scores, scale),
                 comparisons=judged.comparisons,
-                cases={c.id: c for c in pinned_catalogue(suite, cases)},
+                cases={c.id: c for c in catalogue},
                 planned_trials=request.trials,
             ),
             config,
@@ -109,7 +111,7 @@ def evaluate_run(
         store,
         run_id,
         suite.name,
-        pinned_catalogue(suite, cases),
+        catalogue,
         evaluation,
         result.report,
         judged.scores,
@@ -123,6 +125,16 @@ def pinned_catalogue(suite: Suite, cases: Sequence[Case]) -> Sequence[Case]:
     if suite.cases_sha256 is None or isinstance(cases, CaseFile):
         return cases
     return load_suite_cases(suite)
+
+
+def held_catalogue(cases: Sequence[Case], ahead: JudgeFollower | None) -> Sequence[Case]:
+    """The catalogue in memory for the evaluation, read once: a streamed one (`CaseFile`) is
+    read here, or taken from the judges that followed the run (they hold it already)."""
+    if not isinstance(cases, CaseFile):
+        return cases
+    if ahead is not None and len(ahead.cases) == len(cases):
+        return list(ahead.cases.values())
+    return list(cases)
 
 
 def judge_trials(
