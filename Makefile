@@ -13,7 +13,7 @@ LLAMA := llama-cpp-python>=0.3.2
 CONSTRAINTS := constraints.txt
 PIP_INSTALL = $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: demo test lint bench clean constraints
+.PHONY: demo test lint docs bench clean constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,13 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: $(VENV)/.dev lint
+# The documentation site, built strictly (a broken link or a missing page fails) into a
+# temporary folder, then removed: `.venv/bin/mkdocs serve` previews it, `mkdocs build` writes site/.
+docs: $(VENV)/.dev
+	out=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet \
+		--site-dir "$$out"; status=$$?; rm -rf "$$out"; exit $$status
+
+test: $(VENV)/.dev lint docs
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev

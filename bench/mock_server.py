@@ -13,6 +13,11 @@ that cannot keep to its format gives).
 asks for a JSON Schema (in `response_format`, as assay's judges do, or in the prompt) with a
 small valid instance of that schema, varied by the prompt, so judging runs end to end.
 
+`schema_replies` maps a requested schema's title (e.g. DeepEval's `ReasonScore`, RAGAS's
+`ContextRecallOutput`) to the reply text for requests asking for that schema.
+`POST /v1/embeddings` answers with a bag-of-words vector of each input (words hashed into
+`EMBEDDING_SIZE` dimensions), so equal texts embed equally and unrelated ones are apart.
+
 `flavour` makes it answer structured output and unknown model names as a real server does
 (bench/server_flavours.py: vLLM, Ollama, the llama-cpp-python server, ...); `models` lists
 what `GET /v1/models` serves (without it, that path is a 404, as on servers without it).
@@ -30,6 +35,7 @@ import contextlib
 import hashlib
 import json
 import random
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -64,6 +70,7 @@ class ServerConfig:
     record: bool = False  # keep a per-request log (arrival, reply time, body hash, model, fault)
     flavour: str = "openai"  # how structured output and model names are answered
     models: list[str] | None = None  # what GET /v1/models lists (None: no such path)
+    schema_replies: dict[str, str] = field(default_factory=dict)  # schema title → reply text
 
 
 @dataclass
@@ -74,6 +81,7 @@ class Stats:
     forms: dict[str, int] = field(default_factory=dict)  # chat requests per structured form
     refused: int = 0  # chat requests refused as the flavour refuses them
     model_lists: int = 0  # GET /v1/models requests
+    embeddings: int = 0  # POST /v1/embeddings requests
     first_request: float | None = None
     last_reply: float | None = None
 
@@ -113,6 +121,17 @@ def schema_instance(schema: dict[str, Any], seed: str, defs: dict[str, Any] | No
     return f"mock {seed.rsplit('/', 1)[-1]}"[: schema.get("maxLength", 40)]
 
 
+EMBEDDING_SIZE = 64
+
+
+def embedding(text: str) -> list[float]:
+    """A bag-of-words vector of `text`: each lower-case word adds 1 to one hashed dimension."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest()[:8], 16) % EMBEDDING_SIZE] += 1.0
+    return vector
+
+
 def _credentials(request: web.Request) -> str:
     return " ".join(
         f"{name}: {request.headers[name]}"
@@ -134,6 +153,7 @@ class MockServer:
             raise ValueError(f"unknown flavour {config.flavour!r} (known: {', '.join(FLAVOURS)})")
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_get("/v1/models", self.list_models)
+        self.app.router.add_post("/v1/embeddings", self.embeddings)
         self.app.router.add_post("/v1/messages", self.messages)
         self.app.router.add_get("/stats", self.get_stats)
         self.app.router.add_get("/requests", self.get_requests)
@@ -230,6 +250,9 @@ class MockServer:
             return f"Here is what you sent me: {_credentials(request)}"
         if fault == "malformed-json":
             return '{"scores": {"correctness": {"evidence": ["unterminated'
+        title = schema.get("title") if schema is not None else None
+        if title in self.config.schema_replies:
+            return self.config.schema_replies[title]
         if self.config.judge_reply == "schema" and schema is not None:
             return json.dumps(schema_instance(schema, prompt))
         if self.config.judge_reply and self.config.judge_reply != "schema":
@@ -292,6 +315,27 @@ class MockServer:
                     "input_tokens": max(1, len(prompt) // 4),
                     "output_tokens": len(text) // 4,
                 },
+            }
+        )
+
+    async def embeddings(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's embeddings API: one `embedding` per input text."""
+        body, faulty, _ = await self._common(request)
+        if faulty is not None:
+            return faulty
+        self.stats.embeddings += 1
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        self._done()
+        return web.json_response(
+            {
+                "object": "list",
+                "model": body.get("model", "mock"),
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": embedding(str(text))}
+                    for i, text in enumerate(texts)
+                ],
+                "usage": {"prompt_tokens": sum(len(str(t)) // 4 for t in texts), "total_tokens": 0},
             }
         )
 

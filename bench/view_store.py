@@ -27,6 +27,7 @@ def make_store(
         f"{c} says: press the reset button on device {i} for five seconds.\nThen wait."
     ),
     verdict: str = "FAIL",
+    trajectory: Callable[[int, str], list[dict[str, Any]] | None] = lambda i, c: None,
 ) -> Store:
     """Write one run of `cases` cases into a store at `path` (left open: close it)."""
     store = Store(path)
@@ -41,6 +42,7 @@ def make_store(
     )
     seq = 0
     case_rows, scores, cells, checks = [], [], [], []
+    totals: dict[str, list[float]] = {c: [] for c in conditions}
     for i in range(cases):
         cid = case_id(i)
         record: dict[str, Any] = {
@@ -67,6 +69,9 @@ def make_store(
                 "error": "mock failure (injected)" if failed else None,
                 "run_id": run_id,
             }
+            steps = trajectory(i, condition)
+            if steps is not None:
+                trial["trajectory"] = steps
             store.queue_trial(
                 run_id, f"{cid}|{condition}", seq, trial, "detail" if failed else None
             )
@@ -93,6 +98,7 @@ def make_store(
                 )
             )
             cells.append(Cell(cid, condition, value, condition == cand and i % 9 == 5))
+            totals[condition].append(value)
         passed = bool(i % 4) and not errored(i)
         checks.append({"case_id": cid, "check": "contains", "passed": passed, "message": "m"})
     store.flush()
@@ -104,6 +110,16 @@ def make_store(
         "reasons": ["made up for a test"],
         "checks": [],
         "case_checks": checks,
+        "conditions": [
+            {
+                "name": c,
+                "rows": len(values),
+                "means": {"contains": sum(values) / len(values) if values else None},
+                "weighted_score": sum(values) / len(values) if values else None,
+                "blocking_findings": 0,
+            }
+            for c, values in totals.items()
+        ],
         "comparisons": [
             {
                 "condition": cand,

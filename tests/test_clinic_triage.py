@@ -200,6 +200,16 @@ def test_suite_runs_offline_and_meets_every_expectation(
         Trial.model_validate(row)
         assert row["error"] is None and row["condition"] == "assistant"
         check_state(golden[row["case_id"]], row["state"], row["response"])
+        # the graph's steps: search_kb, then the answer's model turn or the escalation
+        names = [step.get("name", "model") for step in row["trajectory"]]
+        assert names == STEPS[row["state"]["kind"]], row["case_id"]
+
+
+STEPS = {
+    "answer": ["search_kb", "model"],
+    "refusal": ["search_kb"],
+    "escalation": ["search_kb", "escalate"],
+}
 
 
 def test_pinned_hash_is_the_case_files(cli: Any) -> None:
@@ -246,6 +256,11 @@ def test_lane_without_secrets_fails_an_assistant_without_its_red_flags(
     assert report["blockers"], "every missed escalation is a blocking finding"
     checks = {check["name"]: check for check in report["checks"]}
     assert checks["thresholds"]["status"] == "fail"
+    # without its guardrails it answers every message: each refusal takes a model turn too
+    # many and no urgent or self-harm case is escalated (expect.tools)
+    wrong_steps = {c["case_id"] for c in report["case_checks"] if c["check"] == "tools"
+                   and not c["passed"]}  # fmt: skip
+    assert wrong_steps == {c for c in cases() if not c.startswith("ct-0")}
 
 
 def test_lane_with_secrets_requires_the_judge_key(

@@ -2,7 +2,7 @@
 (replayed from the rejection bodies of vLLM, Ollama and the llama-cpp-python server by the
 mock server's flavours), what is not retried, and the one `/v1/models` check at the start.
 
-The README's table of servers is checked here, row by row, against what assay settles on.
+The table of servers in docs/models.md is checked here, row by row, against what assay settles on.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from assay.models.http import is_retryable
 from conftest import ROOT, make_case, write_jsonl
 
 JUDGE = "openai:judge"
-# README table row (its first cell) -> the mock server's flavour that replays that server.
+# docs/models.md table row (its first cell) -> the mock server's flavour that replays that server.
 ROWS = {
     "OpenAI, vLLM with a schema its backend takes": "openai",
     "vLLM with xgrammar, a schema it cannot enforce": "vllm",
@@ -35,9 +35,9 @@ ROWS = {
 
 
 def readme_table() -> dict[str, tuple[str, str]]:
-    """The README's server table: first cell -> (its answer to json_schema, assay's form)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### What assay sends to each server\n\n", 1)[1]
+    """The server table of docs/models.md: first cell -> (its answer to json_schema, assay's form)."""
+    text = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    section = text.split("## What assay sends to each server\n\n", 1)[1]
     lines = section.split("\n\n", 1)[0].splitlines()
     assert all(line.startswith("|") for line in lines)
     table = {}

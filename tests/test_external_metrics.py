@@ -230,11 +230,10 @@ def test_the_judge_budget_stops_the_library_metrics(cli: Any, tmp_path: Path) ->
 
 
 @needs_libraries
-def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
-    """README "DeepEval and RAGAS metrics": the suite shown is the example's, and its
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    """docs/metrics.md: the suite shown is the example's, and its
     commands give the exit codes their comments say."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## DeepEval and RAGAS metrics") :]
+    section = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     shown = re.search(r"```toml\n(.*?)```", section, re.S)
     assert shown is not None
     example = (ROOT / "examples" / "metrics" / "suite.toml").read_text(encoding="utf-8")

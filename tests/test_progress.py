@@ -61,3 +61,48 @@ def test_the_score_table_wraps_condition_names_instead_of_cutting_them(
     header = [line.split() for line in done.stdout.splitlines()[:4]]
     assert header[:3] == [["metric", "baseline", "openai:chat:"], ["model-"], ["candidate"]]
     assert header[3][0] == "correctness" and len(header[3]) == 3
+
+
+def test_the_lines_and_the_bar_show_spend_so_far_and_budget_left(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from assay.api import Spent
+
+    now = 0.0
+    with output.progress(2, "trials", clock=lambda: now) as tick:
+        now = 5.0
+        tick(True, Spent(0.25, 1.0))
+        now = 6.0
+        tick(True, Spent(0.5, None))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "trials: 1/2, 0.2/s, 5s elapsed, 5s left, $0.2500 spent, $0.7500 left"
+    assert lines[1].endswith("6s elapsed, $0.5000 spent")
+    screen = Console(file=io.StringIO(), force_terminal=True, width=200)
+    with output.progress(10, "trials", console=screen) as tick:
+        for i in range(4):
+            tick(True, Spent(0.1 * (i + 1), 2.0))
+    assert "$0.4000 spent, $1.6000 left" in screen.file.getvalue()
+
+
+def test_a_run_tells_its_progress_the_spend_and_one_argument_callbacks_still_work(
+    tmp_path: Path,
+) -> None:
+    """The engine tells each finished trial's callback what the run has spent and its
+    budget; a callback of `ok` alone (as before) is called without it."""
+    import assay
+    from conftest import make_case
+
+    cases = [make_case(f"c{i}") for i in range(3)]
+    told: list[Any] = []
+    assay.run(
+        cases=cases, model="mock:echo", price="1000,1000", budget_usd=5.0,
+        store=tmp_path / "s.db", progress=lambda ok, spent=None: told.append(spent),
+    )  # fmt: skip
+    assert told and all(s is not None and s.budget_usd == 5.0 for s in told)
+    assert 0 < told[0].spent_usd <= told[-1].spent_usd < 5.0
+    assert told[-1].left_usd == pytest.approx(5.0 - told[-1].spent_usd)
+    alone: list[bool] = []
+    assay.run(
+        cases=cases, model="mock:echo", store=tmp_path / "t.db", progress=alone.append
+    )  # fmt: skip
+    assert alone == [True] * len(told)

@@ -275,13 +275,15 @@ def test_other_errors_get_no_case_hint(tmp_path: Path) -> None:
     assert "TypeError" in str(caught.value) and "assay Case" not in str(caught.value)
 
 
-def test_the_readme_agent_example_runs(tmp_path: Path) -> None:
+def test_the_docs_agent_example_runs(tmp_path: Path) -> None:
     import re
     import textwrap
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(
+        encoding="utf-8"
+    )
     found = re.search(r"```python\n\s*# agent.py\n(.*?)```", readme, re.S)
-    assert found, "the README shows an agent.py example"
+    assert found, "docs/models.md shows an agent.py example"
     agent = tmp_path / "agent.py"
     agent.write_text(textwrap.dedent(found.group(1)))
     settings = {"condition": "baseline", "skill": None, "model": "m", "tone": "warm"}

@@ -1,4 +1,7 @@
-"""The README's tour runs as written (offline, on mock models)."""
+"""The worked examples of the docs run as written (offline, on mock models), with closer checks
+than tests/test_docs_examples.py makes of every block: the tour of getting-started.md, the
+gates of single-system.md, importing.md's imports, pytest.md, ci.md's annotations and
+judge-bench.md's first command."""
 
 from __future__ import annotations
 
@@ -15,17 +18,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def readme_section(heading: str) -> str:
-    """The README's text under a heading (`## pytest`), up to the next `## ` heading."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"\n{heading}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else None]
+def page_section(page: str, heading: str) -> str:
+    """The text of docs/PAGE under a heading (`# pytest`, `## A tour`), up to the next heading
+    of its level or above (outside code blocks)."""
+    lines = (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines.index(f"{heading}\n")
+    level = len(heading.split(" ", 1)[0])
+    fenced = False
+    for end in range(start + 1, len(lines)):
+        fenced ^= lines[end].lstrip().startswith("```")
+        if not fenced and re.match(rf"#{{1,{level}}} ", lines[end]):
+            return "".join(lines[start:end])
+    return "".join(lines[start:])
 
 
-def section_commands(heading: str) -> list[list[str]]:
-    """The commands of the first bash block under a README heading."""
-    block = re.search(r"```bash\n(.*?)```", readme_section(f"## {heading}"), re.S)
+def section_commands(page: str, heading: str) -> list[list[str]]:
+    """The commands of the first bash block under a heading of docs/PAGE."""
+    block = re.search(r"```bash\n(.*?)```", page_section(page, heading), re.S)
     assert block, f"{heading}: no bash block"
     joined = block.group(1).replace("\\\n", " ")
     return [shlex.split(line) for line in joined.splitlines() if line.strip()]
@@ -33,7 +42,7 @@ def section_commands(heading: str) -> list[list[str]]:
 
 def test_the_tour_runs_as_written(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    commands = section_commands("A tour")
+    commands = section_commands("getting-started.md", "## A tour")
     assert len(commands) >= 8
     # The clinic example's judge is disabled without its key: never a call off this machine.
     env = {**os.environ, "NO_COLOR": "1"}
@@ -59,9 +68,8 @@ def test_the_tour_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
-    """The "Gate a single system" commands give the exit codes their comments say."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Gate a single system") :]
+    """single-system.md's commands give the exit codes their comments say."""
+    section = page_section("single-system.md", "# Gate a single system")
     block = re.search(r"```bash\n(.*?)```", section, re.S)
     assert block, "the section has a bash block"
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -85,7 +93,7 @@ def test_the_single_system_gate_runs_as_written(tmp_path: Path) -> None:
 
 def test_the_import_example_runs_as_written(tmp_path: Path) -> None:
     (tmp_path / "tests").symlink_to(ROOT / "tests")
-    commands = section_commands("Gate results from promptfoo or Inspect AI")
+    commands = section_commands("importing.md", "# Gate results from promptfoo or Inspect AI")
     assert sum(argv[1] == "import" for argv in commands) == 2
     for argv in commands:
         assert argv[0] == "assay", argv
@@ -110,7 +118,7 @@ def test_the_pytest_section_runs_as_written(tmp_path: Path) -> None:
     """`pytest --assay-suite` gives the outcome its comment says; the fixture example passes."""
     from conftest import plugin_args
 
-    section = readme_section("## pytest")
+    section = page_section("pytest.md", "# pytest")
     bash = re.search(r"```bash\n(.*?)```", section, re.S)
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert bash and code, "the section has a bash and a python block"
@@ -138,7 +146,7 @@ def test_the_pytest_section_runs_as_written(tmp_path: Path) -> None:
 def test_the_ci_section_runs_as_written(tmp_path: Path) -> None:
     """The GitHub Actions example prints the annotations the section shows, and appends the
     report to the summary file."""
-    section = readme_section("## CI: GitHub Actions and GitLab")
+    section = page_section("ci.md", "## Try it on the example")
     bash = re.search(r"```bash\n(.*?)```", section, re.S)
     shown = re.search(r"```text\n(.*?)```", section, re.S)
     assert bash and shown
@@ -173,7 +181,7 @@ def test_the_judge_bench_example_runs_as_written(tmp_path: Path, serve_folder: A
     ASSAY_CACHE), gives the exit and the figures its comment says."""
     block = re.search(
         r"```bash\n(.*?)```",
-        readme_section("## Benchmarking a judge on public labelled data"),
+        page_section("judge-bench.md", "# Benchmarking a judge on public labelled data"),
         re.S,
     )
     assert block, "the section has a bash block"

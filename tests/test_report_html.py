@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from assay.reports.svg import SVG_NS, XLINK_NS
+from assay.web.svg import SVG_NS, XLINK_NS
 from conftest import invoke, make_case, write_jsonl
 
 METRICS = ("correctness", "autonomy", "actionability", "safety", "concision")

@@ -97,6 +97,7 @@ def test_a_new_store_is_created_at_the_current_version(tmp_path: Path) -> None:
         "run_scores",
         "run_cells",
         "call_claims",
+        "run_provenance",
     }
 
 

@@ -98,7 +98,7 @@ def test_suite_end_to_end_on_the_mock_model(cli, tmp_path: Path) -> None:  # typ
     out = tmp_path / "trials.jsonl"
     result = cli(
         "run", EXAMPLE / "suite.toml", "--param", "agent_model=mock",
-        "--output", out, "--store", tmp_path / "s.db", "--json",
+        "--output", out, "--store", tmp_path / "s.db", "--out", tmp_path / "r", "--json",
     )  # fmt: skip
     assert result.code == 0, result.stderr
     cases = {c.id: c for c in load_cases(EXAMPLE / "cases.jsonl")}
@@ -124,8 +124,22 @@ def test_suite_end_to_end_on_the_mock_model(cli, tmp_path: Path) -> None:  # typ
             assert set(expect.cite_one_of) & set(state["citations"]), row["case_id"]
         if expect.retrieve:
             assert set(expect.retrieve) <= set(state["retrieved"]), row["case_id"]
+        # the graph's steps: the search, an escalation when it escalated, the answer's turn
+        steps = row["trajectory"]
+        assert steps[0]["name"] == "search_kb"
+        assert json.loads(steps[0]["result"]) == state["retrieved"]
+        escalated = [s for s in steps if s.get("name") == "escalate"]
+        assert len(escalated) == (state["kind"] == "escalation"), row["case_id"]
+        assert (steps[-1]["type"] == "model") == (state["kind"] == "answer"), row["case_id"]
     answerable = sum(1 for c in cases.values() if expected_kind(c.expect) == "answer")
     assert matched == {"baseline": answerable, "candidate": len(cases)}
+    # the `tools` scorer: the candidate meets every case's expect.tools; the baseline, whose
+    # guardrails are off, never calls escalate, so it misses the 8 urgent cases of the 36
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    with_tools = sum(1 for c in cases.values() if c.expect and c.expect.tools)
+    assert with_tools == 36
+    assert summary["candidate"]["tools_correct"] == 1.0
+    assert summary["baseline"]["tools_correct"] == pytest.approx(28 / 36)
 
 
 def test_any_model_spec_inner_model_over_http(  # type: ignore[no-untyped-def]

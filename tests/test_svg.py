@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from matplotlib.figure import Figure
 
-from assay.reports.svg import SVG_NS, XLINK_NS, figure_svg, new_figure
+from assay.web.svg import SVG_NS, XLINK_NS, figure_svg, new_figure
 
 BAR = "#2457a6"
 HOSTILE = "<script>alert(1)</script> & $x$"

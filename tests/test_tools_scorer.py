@@ -13,8 +13,9 @@ import pytest
 from assay.core.cases import load_cases
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
+from assay.core.trajectory import json_contains
 from assay.scorers import ScoreContext, create_scorer
-from assay.scorers.tools import json_contains, trajectory_matches
+from assay.scorers.tools import trajectory_matches
 from conftest import make_case, write_jsonl
 
 
@@ -112,6 +113,55 @@ def test_args_match_share_of_tools() -> None:
     assert metrics is not None
     assert metrics["args_match"] == 0.5  # search_kb's second call matches; escalate's does not
     assert metrics["tools_correct"] == 0.0
+
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+URGENT = {
+    "$schema": DIALECT,
+    "type": "object",
+    "properties": {"urgency": {"enum": ["high", "critical"]}, "note": {"minLength": 10}},
+    "required": ["urgency", "note"],
+}
+
+
+def test_args_given_as_a_json_schema_are_validated_against_it() -> None:
+    urgent = call("escalate", urgency="critical", note="customer cannot log in")
+    assert score({"args": {"escalate": URGENT}}, [urgent]) == {
+        **{"steps": 1.0, "tool_calls": 1.0, "model_turns": 0.0, "tool_recall": 1.0},
+        **{"tool_precision": 1.0, "tool_f1": 1.0, "args_match": 1.0, "tools_correct": 1.0},
+    }
+    for wrong in (
+        call("escalate", urgency="low", note="customer cannot log in"),  # not in the enum
+        call("escalate", urgency="high", note="later"),  # note too short
+        call("escalate", urgency="high"),  # note missing
+    ):
+        metrics = score({"args": {"escalate": URGENT}}, [wrong])
+        assert metrics is not None and metrics["args_match"] == 0.0, wrong
+    # without `$schema` the same object is a JSON subset: these arguments do not contain it
+    subset = {k: v for k, v in URGENT.items() if k != "$schema"}
+    metrics = score({"args": {"escalate": subset}}, [urgent])
+    assert metrics is not None and metrics["args_match"] == 0.0
+
+
+def test_bad_argument_schemas_are_refused_with_path_and_line(tmp_path: Path) -> None:
+    rows = [
+        make_case("ok", expect={"tools": {"args": {"escalate": URGENT}}}),
+        make_case("c2", expect={"tools": {"args": {"escalate": {**URGENT, "type": "objekt"}}}}),
+        make_case("c3", expect={"tools": {"args": {"escalate": {"$schema": "https://x.test/s"}}}}),
+        make_case("c4", expect={"tools": {"args": {"escalate": {"$schema": 4}}}}),
+    ]
+    path = write_jsonl(tmp_path / "cases.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        load_cases(path)
+    text = "\n".join(getattr(caught.value, "messages", [str(caught.value)]))
+    for line, message in [
+        (2, "invalid JSON Schema: 'objekt' is not valid under any of the given schemas"),
+        (3, "unknown $schema 'https://x.test/s'"),
+        (4, "$schema must name a JSON Schema dialect"),
+    ]:
+        assert f"{path}:{line}: expect.tools.args.escalate: " in text, (line, text)
+        assert message in text, (message, text)
+    assert f"{path}:1:" not in text
 
 
 def test_forbidden_call_is_a_blocker_and_max_steps() -> None:
@@ -227,23 +277,23 @@ def test_the_tools_example_runs(
         assert "1 blocking finding(s) in the candidate: tl-003#1" in result.stdout
 
 
-def test_the_readme_section_runs_as_written(tmp_path: Path) -> None:
+def test_the_docs_page_runs_as_written(tmp_path: Path) -> None:
     import os
     import re
     import subprocess
     import sys
 
     import assay
-    from test_readme import ROOT, readme_section, section_commands
+    from test_readme import ROOT, page_section, section_commands
 
-    section = readme_section("## Agents' tool calls")
+    section = page_section("trajectories.md", "# Agents' tool calls")
     case = re.search(r"```json\n(.*?)```", section, re.S)
     assert case is not None
     assert Case.model_validate_json(case.group(1)).expect.tools.args == {  # type: ignore[union-attr]
         "escalate": {"urgency": "high"}
     }
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    commands = section_commands("Agents' tool calls")
+    commands = section_commands("trajectories.md", "# Agents' tool calls")
     assert len(commands) == 2
     for line, code in zip(commands, (0, 1), strict=True):
         argv = line[: line.index("#")] if "#" in line else line  # the comment says the code

@@ -14,9 +14,11 @@ import pytest
 from starlette.testclient import TestClient
 from view_store import make_store
 
+from assay.core.records import ScoreRow
 from assay.store import schema
+from assay.store.history import save_score_rows
 from assay.store.views import ReadOnlyStore
-from assay.view.app import ViewConfig, case_url, create_app
+from assay.view.app import ViewConfig, case_url, create_app, history_url
 from assay.web.security import CONTENT_SECURITY_POLICY
 from conftest import contains_case, contains_suite, invoke, write_jsonl
 
@@ -113,8 +115,9 @@ def test_every_field_is_escaped_and_no_script_is_injected(tmp_path: Path) -> Non
         c.get("/compare", params={"a": run, "b": run}),
         c.get("/compare", params={"a": XSS, "b": run}),
         c.get("/runs/" + XSS.replace("/", "%2F")),
+        c.get(history_url(f"suite{XSS}")),
     ]
-    assert [p.status_code for p in pages] == [200, 200, 200, 200, 200, 404, 404]
+    assert [p.status_code for p in pages] == [200, 200, 200, 200, 200, 404, 404, 200]
     for page in pages:
         assert "<script>alert" not in page.text and "<img src=x" not in page.text
         assert "<b x=1>" not in page.text
@@ -187,7 +190,10 @@ def _run_suite(folder: Path, store: Path, cases: list[dict[str, Any]]) -> str:
     return str(json.loads(result.stdout)["run_id"])
 
 
-def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
+def test_a_suite_run_is_recorded_and_two_runs_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
     (tmp_path / "suite.toml").write_text(contains_suite("viewed"), encoding="utf-8")
     store = tmp_path / "s.db"
     cases = [contains_case(f"c{i}", "actionable") for i in range(4)]
@@ -199,6 +205,12 @@ def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
     listing = c.get("/?suite=viewed").text
     assert first in listing and second in listing and listing.index(second) < listing.index(first)
     assert "v-pass" in listing and "v-fail" in listing
+    # each run's git commit and wall time, recorded after the run
+    assert (
+        listing.count('<code title="0123456789abcdef0123456789abcdef01234567">0123456789</code>')
+        == 2
+    )
+    assert re.search(r"<td>\d+\.\d s</td>", listing)
     matrix = c.get(f"/runs/{second}?outcome=failing").text
     assert rows(matrix) == ["c2"]
     assert "Release gate:" in matrix
@@ -207,3 +219,125 @@ def test_a_suite_run_is_recorded_and_two_runs_compare(tmp_path: Path) -> None:
     assert "&#34;zzz&#34;" in case  # the expectation
     compared = c.get(f"/compare?a={first}&b={second}").text
     assert "pass → fail" in compared and 'href="/runs/' + second + '/cases/c2"' in compared
+
+
+def _judge_rows(run_id: str, score: float, n: int = 12) -> list[ScoreRow]:
+    return [
+        ScoreRow.model_validate(
+            {
+                "case_id": f"case-{i:05d}",
+                "trial": 1,
+                "condition": "candidate",
+                "source": "judge:mock",
+                "helpfulness": score + (i % 3) * 0.1,
+            }
+        )
+        for i in range(n)
+    ]
+
+
+def test_history_page_charts_metrics_verdicts_spend_and_judge_drift(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    make_store(path, 12, run_id="run-a", verdict="PASS").close()
+    later = make_store(path, 12, run_id="run-b", errored=lambda i: i % 2 == 0)
+    save_score_rows(later, "run-a", _judge_rows("run-a", 1.0), {})
+    save_score_rows(later, "run-b", _judge_rows("run-b", 4.0), {})
+    later.close()
+    make_store(path, 3, run_id="other-1", suite="other").close()
+    c = client(path)
+    page = c.get(history_url("demo"))
+    assert page.status_code == 200
+    text = page.text
+    assert "History of demo" in text and "2 recorded runs" in text
+    assert text.count("<svg") >= 4  # verdict, weighted score, contains, spend
+    assert 'aria-label="weighted_score across runs"' in text
+    assert "<script" not in text.replace('<script src="/static/view.js" defer>', "")
+    assert "score distribution drifted in run run-b against run-a" in text  # assay history's
+    assert text.index("run-b") < text.index("run-a") and "other-1" not in text
+    assert 'href="/compare?a=run-a&amp;b=run-b"' in text
+    assert c.get("/").text.count(f'href="{history_url("demo")}"') == 1
+    assert f'href="{history_url("demo")}"' in c.get("/runs/run-b").text
+    missing = c.get(history_url("nope"))
+    assert missing.status_code == 404 and "No recorded run of suite nope" in missing.text
+
+
+def _two_runs(path: Path) -> None:
+    make_store(path, 60, run_id="run-a", verdict="PASS").close()
+    make_store(path, 60, run_id="run-b", case_id=lambda i: f"case/{i:05d} <x>").close()
+
+
+def test_export_writes_the_explorer_as_static_files_with_relative_links(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    _two_runs(store)
+    before = fingerprint(store)
+    target = tmp_path / "site"
+    done = invoke("view", "--store", store, "--export", target)
+    assert done.code == 0, done.stderr
+    assert "pages of 2 runs" in done.stdout
+    assert fingerprint(store) == before  # read-only
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no work left
+    pages = {p.relative_to(target).as_posix(): p.read_text() for p in target.rglob("*.html")}
+    assert {
+        "index.html",
+        "suites/demo.html",
+        "runs/run-a/index.html",
+        "runs/run-b/page-2.html",
+    } < set(pages)
+    assert "compare/run-a--run-b.html" in pages
+    odd = [p for p in pages if p.startswith("runs/run-b/cases/case_00001_x-")]
+    assert len(odd) == 1 and len([p for p in pages if "/cases/" in p]) == 120
+    for name, html in pages.items():
+        # every link relative, every one leads to a file of the export
+        for link in re.findall(r'(?:href|src)="([^"#][^"]*)"', html):
+            assert not link.startswith(("/", "http:", "https:")), (name, link)
+            resolved = (target / name).parent / link.replace("&amp;", "&")
+            assert resolved.resolve().is_file(), (name, link)
+        assert "Content-Security-Policy" in html and 'action="' not in html
+    index = pages["index.html"]
+    assert 'href="runs/run-b/index.html"' in index and 'href="suites/demo.html"' in index
+    run_b = pages["runs/run-b/index.html"]
+    assert 'href="../../compare/run-a--run-b.html"' in run_b and 'rel="next"' in run_b
+    assert "case/00001 &lt;x&gt;" in pages[odd[0]]  # the id shown as it is
+    matrix = json.loads((target / "runs/run-b/matrix.json").read_text())
+    assert len(matrix["rows"]) == 60 and matrix["rows"][1]["page"] == odd[0].split("/", 2)[2]
+    assert {r["run_id"] for r in json.loads((target / "runs.json").read_text())} == {
+        "run-a",
+        "run-b",
+    }
+
+
+def test_export_refuses_a_taken_or_unwritable_folder_before_any_work(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    make_store(store, 3).close()
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    refused = invoke("view", "--store", store, "--export", taken)
+    assert refused.code == 2 and "not empty (pass --force" in refused.stderr
+    assert [p.name for p in taken.iterdir()] == ["keep.txt"]
+    forced = invoke("view", "--store", store, "--export", taken, "--force")
+    assert forced.code == 0, forced.stderr
+    assert (taken / "index.html").is_file() and not (taken / "keep.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    unwritable = invoke("view", "--store", tmp_path / "none.db", "--export", blocker / "site")
+    assert unwritable.code == 2 and "cannot write there" in unwritable.stderr  # before the store
+    assert invoke("view", "--store", store, "--export", blocker).code == 2  # a file, not a folder
+
+
+def test_an_imported_run_is_recorded_and_viewed(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "imports" / "promptfoo" / "results.json"
+    store = tmp_path / "s.db"
+    done = invoke("import", "promptfoo", fixture, "--output", tmp_path / "i", "--store", store)
+    assert done.code == 0, done.stderr
+    run_id = re.search(r"recorded as run (\S+) in", done.stdout)
+    assert run_id is not None
+    c = client(store)
+    listing = c.get("/").text
+    assert run_id.group(1) in listing and ">promptfoo import</a>" in listing
+    page = c.get(f"/runs/{run_id.group(1)}").text
+    assert "Release gate:" in page and "3 of 3 cases" in page
+    again = invoke("import", "promptfoo", fixture, "--output", tmp_path / "j", "--store", store)
+    assert run_id.group(1) in again.stdout  # the same import: the same run, replaced
+    assert len(ReadOnlyStore(store).runs()) == 1

@@ -64,7 +64,7 @@ def test_hostile_report_executes_nothing_and_renders_cleanly(
     assert page.evaluate("window.__pwned") is None
     for details in page.locator("details.case").all():
         if details.get_attribute("open") is None:
-            details.locator("summary").click()  # open every case: the hostile answers show
+            details.locator(":scope > summary").click()  # open every case: the hostile answers show
     assert page.evaluate("window.__pwned") is None
     responses = page.locator(".response").all_inner_texts()
     assert any("<script>window.__pwned = 1" in text for text in responses)
@@ -122,7 +122,7 @@ def test_realistic_report_reads_without_javascript(
         save_screenshot(page, Path(os.environ["ASSAY_SCREENSHOT_DIR"]) / "report.png")
     second = page.locator("details.case").nth(1)
     assert not second.locator(".pair").first.is_visible()
-    second.locator("summary").click()  # <details> opens without script
+    second.locator(":scope > summary").click()  # <details> opens without script
     assert second.locator(".pair").first.is_visible()
     sides = second.locator(".side h4").all_inner_texts()[:2]
     assert sides[0].startswith("baseline") and sides[1].startswith("candidate")

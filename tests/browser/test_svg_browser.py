@@ -10,7 +10,7 @@ import matplotlib
 import pytest
 from chromium import launch, needs_chromium
 
-from assay.reports.svg import figure_svg, new_figure
+from assay.web.svg import figure_svg, new_figure
 
 pytestmark = needs_chromium
 

@@ -84,3 +84,46 @@ def test_open_a_run_filter_to_errored_cases_and_open_one(browser: Any, live: str
     if shots:
         page.screenshot(path=str(Path(shots) / "view-case.png"), full_page=True)
     assert errors == [] and outside == []
+
+
+def test_history_compare_and_a_static_export_opened_from_disk(browser: Any, tmp_path: Path) -> None:
+    from assay.api.viewing import export_view
+
+    path = tmp_path / "two.db"
+    make_store(path, 30, run_id="run-a", verdict="PASS").close()
+    make_store(path, 30, run_id="run-b", errored=lambda i: i % 5 == 0).close()
+    sock = bind("127.0.0.1", 0)
+    server = make_server(create_app(ViewConfig(store=ReadOnlyStore(path))))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    live = url_of(sock).rstrip("/")
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(live + "/runs/run-b")
+        page.click("text=history of demo")
+        assert page.url == f"{live}/suites/demo/history"
+        assert page.locator("figure.chart svg").count() >= 3  # drawn inline, under the CSP
+        page.click("text=compare with the run before")
+        assert "run-a" in page.inner_text("h1") and "run-b" in page.inner_text("h1")
+        page.click("a.open >> nth=0")  # a changed case, in the later run
+        assert "/runs/run-b/cases/" in page.url
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    site = tmp_path / "site"
+    export_view(path, site)
+    page.goto((site / "index.html").as_uri())
+    page.click("text=run-b")
+    assert page.url.endswith("/runs/run-b/index.html")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")  # view.js runs from the export's own file
+    page.wait_for_url("**/runs/run-b/cases/case-00000.html")
+    assert "How do I reset device 0?" in page.inner_text("main")
+    page.goto((site / "suites" / "demo.html").as_uri())
+    assert page.locator("figure.chart svg").count() >= 3
+    assert errors == []

@@ -4,14 +4,19 @@ NOT A MEDICAL DEVICE. NOT MEDICAL ADVICE. Synthetic data: Elmstead Clinic, its c
 cases were made up for this example of evaluating a triage assistant.
 
 With `guardrails = false` the guardrail node lets everything through, so every message gets
-a model-written answer (what the red-flag rules are measured against).
+a model-written answer (what the red-flag rules are measured against). Each node records
+what it did as a step of the trial's trajectory (assay's step format): the search of the
+clinic's cards as a `search_kb` tool call, an escalation as an `escalate` call naming its
+route and red flag, the answer as a model turn with its tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import operator
 import re
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -45,6 +50,7 @@ class AgentState(TypedDict, total=False):
     usage: dict[str, int]
     cost_usd: float | None
     model: str | None
+    steps: Annotated[list[dict[str, Any]], operator.add]  # each node's steps, appended
 
 
 class Agent:
@@ -56,10 +62,19 @@ class Agent:
         self.max_tokens = max_tokens
 
     def retrieve(self, state: AgentState) -> AgentState:
-        hits = self.kb.search(state["question"], k=state.get("top_k", 3))
+        k = state.get("top_k", 3)
+        hits = self.kb.search(state["question"], k=k)
+        found = [card.id for card, _ in hits]
+        search = {
+            "type": "tool",
+            "name": "search_kb",
+            "arguments": {"query": state["question"], "k": k},
+            "result": json.dumps(found),
+        }
         return {
-            "retrieved": [card.id for card, _ in hits],
+            "retrieved": found,
             "top_score": hits[0][1] if hits else 0.0,
+            "steps": [search],
         }
 
     def guardrail(self, state: AgentState) -> AgentState:
@@ -72,7 +87,18 @@ class Agent:
         reply = decision.reply or ""
         if cites:
             reply += " " + " ".join(f"[cite:{c}]" for c in cites)
+        steps = []
+        if decision.kind == "escalation":
+            steps.append(
+                {
+                    "type": "tool",
+                    "name": "escalate",
+                    "arguments": {"route": decision.route, "rule": decision.rule},
+                    "result": f"paged the {decision.route} rota",
+                }
+            )
         return {
+            "steps": steps,
             "kind": decision.kind,
             "rule": decision.rule,
             "route": decision.route,
@@ -107,6 +133,14 @@ class Agent:
             "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
             "cost_usd": reply.cost_usd,
             "model": reply.model,
+            "steps": [
+                {
+                    "type": "model",
+                    "text": text,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                }
+            ],
         }
 
 
@@ -166,6 +200,7 @@ async def run_agent(question: str, settings: dict[str, Any]) -> dict[str, Any]:
         "retrieved": final.get("retrieved", []),
         "rule": final.get("rule"),
         "route": final.get("route"),
+        "trajectory": final.get("steps", []),
         "guardrails": bool(settings.get("guardrails", True)),
         "agent_model": spec,
         "usage": final.get("usage", {}),

@@ -1,14 +1,19 @@
 """The LangGraph graph: retrieve -> guardrail -> answer | decline.
 
 With guardrails off (the `baseline` condition) the guardrail node lets everything through,
-so every request gets a model-written answer.
+so every request gets a model-written answer. Each node records what it did as a step of the
+trial's trajectory (assay's step format): the knowledge-base search as a `search_kb` tool
+call, an escalation as an `escalate` tool call naming the red flag, the answer as a model
+turn with its tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import operator
 import re
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -41,6 +46,7 @@ class AgentState(TypedDict, total=False):
     usage: dict[str, int]
     cost_usd: float | None
     model: str | None
+    steps: Annotated[list[dict[str, Any]], operator.add]  # each node's steps, appended
 
 
 class Agent:
@@ -52,10 +58,19 @@ class Agent:
         self.max_tokens = max_tokens
 
     def retrieve(self, state: AgentState) -> AgentState:
-        hits = self.kb.search(state["question"], k=state.get("top_k", 3))
+        k = state.get("top_k", 3)
+        hits = self.kb.search(state["question"], k=k)
+        found = [card.id for card, _ in hits]
+        search = {
+            "type": "tool",
+            "name": "search_kb",
+            "arguments": {"query": state["question"], "k": k},
+            "result": json.dumps(found),
+        }
         return {
-            "retrieved": [card.id for card, _ in hits],
+            "retrieved": found,
             "top_score": hits[0][1] if hits else 0.0,
+            "steps": [search],
         }
 
     def guardrail(self, state: AgentState) -> AgentState:
@@ -68,6 +83,16 @@ class Agent:
         reply = decision.reply or ""
         if cites:
             reply += " " + " ".join(f"[cite:{c}]" for c in cites)
+        steps = []
+        if decision.kind == "escalation":
+            steps.append(
+                {
+                    "type": "tool",
+                    "name": "escalate",
+                    "arguments": {"rule": decision.rule, "cards": cites},
+                    "result": "handed to the support team",
+                }
+            )
         return {
             "kind": decision.kind,
             "rule": decision.rule,
@@ -75,6 +100,7 @@ class Agent:
             "citations": cites,
             "usage": {"input_tokens": 0, "output_tokens": 0},
             "cost_usd": 0.0,
+            "steps": steps,
         }
 
     async def answer(self, state: AgentState) -> AgentState:
@@ -100,6 +126,14 @@ class Agent:
             "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
             "cost_usd": reply.cost_usd,
             "model": reply.model,
+            "steps": [
+                {
+                    "type": "model",
+                    "text": text,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                }
+            ],
         }
 
 
@@ -163,4 +197,5 @@ async def run_agent(question: str, settings: dict[str, Any]) -> dict[str, Any]:
         "usage": final.get("usage", {}),
         "cost_usd": final.get("cost_usd"),
         "model": final.get("model"),
+        "trajectory": final.get("steps", []),
     }

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         winrate,
     )
     from assay.api.results import Result
-    from assay.api.running import RunOutcome, run
+    from assay.api.running import RunOutcome, Spent, run
 
     abias = twin(bias)
     acalibrate = twin(calibrate)
@@ -74,6 +74,7 @@ _HOME = {
     "winrate": "measuring",
     "Result": "results",
     "RunOutcome": "running",
+    "Spent": "running",
     "run": "running",
 }
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "Ranking",
     "Result",
     "RunOutcome",
+    "Spent",
     "WinRates",
     "abias",
     "acalibrate",

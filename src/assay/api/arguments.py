@@ -30,7 +30,9 @@ SHOWN_VALUE = 40
 
 def checked(function: F, name: str) -> F:
     """`function` with each argument given checked against its type hint (`name` is how the
-    errors call it, e.g. `assay.run`); a `**options` argument is passed on unchecked."""
+    errors call it, e.g. `assay.run`); a `**settings: Unpack[SomeTypedDict]` argument is
+    checked key by key against the TypedDict (an unknown key is an error), another
+    `**options` argument is passed on unchecked."""
     signature = inspect.signature(function)
 
     @functools.wraps(function)
@@ -41,18 +43,45 @@ def checked(function: F, name: str) -> F:
             raise InputError(f"ERROR: {name}: {_unbound(exc)}") from None
         for argument, value in bound.arguments.items():
             parameter = signature.parameters[argument]
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            if parameter.kind == parameter.VAR_KEYWORD:
+                keys = _keywords(function, argument)
+                if keys is not None:
+                    bound.arguments[argument] = {
+                        key: _valid(name, key, _keyword_hint(name, keys, key), given)
+                        for key, given in value.items()
+                    }
                 continue
-            hint = _hint(function, argument)
-            try:
-                bound.arguments[argument] = _adapter(hint).validate_python(value)
-            except ValidationError as exc:
-                raise InputError(
-                    [f"ERROR: {name}: {line}" for line in _problems(argument, hint, value, exc)]
-                ) from None
+            if parameter.kind == parameter.VAR_POSITIONAL:
+                continue
+            bound.arguments[argument] = _valid(name, argument, _hint(function, argument), value)
         return function(*bound.args, **bound.kwargs)
 
     return typing.cast(F, call)
+
+
+def _valid(name: str, argument: str, hint: Any, value: Any) -> Any:
+    """`value` validated against `hint` (strict), or an InputError naming the argument."""
+    try:
+        return _adapter(hint).validate_python(value)
+    except ValidationError as exc:
+        raise InputError(
+            [f"ERROR: {name}: {line}" for line in _problems(argument, hint, value, exc)]
+        ) from None
+
+
+@functools.cache
+def _keywords(function: Callable[..., Any], argument: str) -> dict[str, Any] | None:
+    """The keys and type hints of a `**argument: Unpack[TD]` parameter (None: not typed so)."""
+    hint = _hint(function, argument)
+    if typing.get_origin(hint) is not typing.Unpack:
+        return None
+    return typing.get_type_hints(typing.get_args(hint)[0])
+
+
+def _keyword_hint(name: str, keys: dict[str, Any], key: str) -> Any:
+    if key not in keys:
+        raise InputError(f"ERROR: {name}: unexpected keyword {key!r}")
+    return keys[key]
 
 
 def _unbound(exc: TypeError) -> str:

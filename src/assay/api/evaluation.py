@@ -57,6 +57,8 @@ def evaluate(
     formats: str | Sequence[Any] | None = None,
     out: Source | None = None,
     corpus: Sequence[str] | Mapping[str, Threshold] | None = None,
+    sequential: bool | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> Result:
     """Evaluate and gate.
 
@@ -69,6 +71,10 @@ def evaluate(
       condition) is gated on its own: no baseline comparison, blockers and thresholds.
     - `corpus` adds corpus thresholds (`["hallucination<=0.2"]` or `{"hallucination":
       Threshold(max=0.2)}`), replacing the suite's `[scoring.corpus]` bound of each metric.
+    - `sequential` (a suite's run; default its `[gate] sequential`) runs the cases in looks
+      and stops once the verdict is settled (docs/sequential.md).
+    - `params` sets condition parameters for every condition of a suite that is run (as
+      `assay run --param KEY=VALUE`: `params={"temperature": 0.2}`).
     Returns a `Result` (`verdict`, `passed`, `exit_code`, `checks`, `comparisons`, `report`).
     """
     loaded = load_suite(Path(suite)) if isinstance(suite, str | Path) else suite
@@ -79,7 +85,14 @@ def evaluate(
     if loaded is not None and trials is None and scores is None and run is None:
         if corpus is not None:
             loaded = with_corpus(loaded, corpus)
-        return _run_suite(loaded, store_path, out_path)
+        return _run_suite(loaded, store_path, out_path, sequential, params)
+    if sequential:
+        raise InputError("ERROR: sequential: only a suite's run can stop early (give no trials)")
+    if params is not None:
+        raise InputError(
+            "ERROR: assay.evaluate: params: condition parameters apply when a suite is run"
+            " (give the suite alone, without trials, scores or run)"
+        )
     settings = functools.partial(
         resolve,
         gate=gate,
@@ -193,10 +206,16 @@ def calibrate_labels(path: Path) -> dict[str, DimensionResult]:
     return calibrate(path, records, Thresholds())
 
 
-def _run_suite(suite: Suite, store: Path, out: Path | None) -> Result:
+def _run_suite(
+    suite: Suite,
+    store: Path,
+    out: Path | None,
+    sequential: bool | None,
+    params: Mapping[str, Any] | None,
+) -> Result:
     from assay.api.running import run
 
-    outcome = run(suite, store=store, out=out)
+    outcome = run(suite, store=store, out=out, sequential=sequential, params=params)
     if outcome.evaluation is None:
         messages = outcome.notes or ["ERROR: the suite's run did not finish"]
         if outcome.exit_code == EXIT_INCOMPLETE:

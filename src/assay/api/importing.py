@@ -25,6 +25,7 @@ from assay.core.suite import Suite
 from assay.core.writable import Output, check_outputs
 from assay.importers import reader
 from assay.importers.common import Imported, rename, suite_text
+from assay.store import DEFAULT_STORE
 from assay.verdict.rows import BASELINE
 
 Source = str | Path
@@ -46,6 +47,8 @@ class ImportResult:
     candidate: str | None = None
     source_gate: str | None = None
     notes: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    """The run recorded in the store (`api/imported_runs.py`), for `assay view`."""
 
     @property
     def has_baseline(self) -> bool:
@@ -72,6 +75,7 @@ class ImportResult:
             complete=not imported.incomplete,
             reasons=list(imported.incomplete),
             source_gate=self.source_gate,
+            run_id=self.run_id,
             notes=[*imported.notes, *self.notes],
         )
 
@@ -84,6 +88,7 @@ def import_results(
     baseline: str | None = None,
     candidate: str | None = None,
     source_gate: bool = True,
+    store: Source | None = DEFAULT_STORE,
 ) -> ImportResult:
     """Convert another harness's run and write it to the folder `output`.
 
@@ -96,7 +101,7 @@ def import_results(
     out of the suite's per-case thresholds; a run that did not finish in the source (an
     Inspect log not `success`) is written as `[source] complete = false` either way.
     Malformed or unknown input is an InputError naming the file and the place; nothing is
-    written then.
+    written then. The run is recorded in `store` (None: not), so `assay view` lists it.
     """
     paths = [Path(sources)] if isinstance(sources, str | Path) else [Path(s) for s in sources]
     if not paths:
@@ -130,6 +135,12 @@ def import_results(
     suite = Suite.model_validate(tomllib.loads(text))  # what is written must load
     result.source_gate = next(iter(suite.scoring.thresholds), None)
     _write(result, text)
+    if store is not None:
+        from assay.api.imported_runs import record_import
+
+        result.run_id, why = record_import(Path(store), imported, suite)
+        if why is not None:
+            result.notes.append(f"run {result.run_id} recorded without its evaluation: {why}")
     return result
 
 

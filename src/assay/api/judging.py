@@ -4,16 +4,51 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from assay.api.inputs import load_trials
 from assay.core.cases import DEFAULT_CASES, load_cases
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case, Trial
+from assay.core.rubric import Rubric
+from assay.core.trajectory_text import Over
 from assay.core.writable import Output, check_outputs
 from assay.engine.runner import Progress
+from assay.models.registry import ModelOptions
 from assay.scorers.judge import JudgeConfig, JudgeResult, run_judging
+from assay.scorers.judge.config import Mode
 from assay.store import DEFAULT_STORE, Store
+
+
+class JudgeSettings(TypedDict, total=False):
+    """`assay.judge(**settings)`: the JudgeConfig fields besides `judges` (a test keeps the
+    two in step), so type checkers and the argument checks (`api/arguments.py`) know them."""
+
+    mode: Mode
+    a: str
+    b: str
+    shuffles: int
+    screen: str | None
+    screen_threshold: float
+    review_threshold: float
+    strict_judge: bool
+    rubric: Rubric | None
+    scale: str
+    length_normalised: bool
+    concision: bool
+    expectations_first: bool
+    max_tokens: int
+    temperature: float
+    concurrency: int
+    timeout_s: float
+    retries: int
+    budget_usd: float | None
+    allow_unmetered: bool
+    metering: tuple[str, str]
+    options: ModelOptions
+    batch: bool
+    batch_poll_s: float
+    over: Over
 
 
 def check_judge_outputs(
@@ -52,7 +87,7 @@ def judge(
     labels: str | Path | None = None,
     progress: Progress | None = None,
     config: JudgeConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[JudgeSettings],
 ) -> JudgeResult:
     """Judge trials (a file, objects, or `run` from the store) with `judges`; resumable.
 

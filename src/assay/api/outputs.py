@@ -340,6 +340,9 @@ class ImportSummary(Output):
     complete: bool = True
     reasons: list[str] = Field(default_factory=list)
     source_gate: str | None = None
+    run_id: str | None = Field(
+        default=None, description="the run recorded in the store (None: not recorded)"
+    )
     notes: list[str] = Field(default_factory=list)
 
 

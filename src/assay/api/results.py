@@ -1,20 +1,26 @@
-"""What evaluating gives: the verdict, its checks and comparisons, and the report."""
+"""What evaluating gives: the verdict, its checks and comparisons, each case × condition
+(`cases`), and the report."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from assay.api.cases import CaseResult, case_results
 from assay.core.errors import EXIT_OK, InputError
 from assay.core.records import Comparison, ScoreRow
 from assay.engine.runner import RunResult
 from assay.reports.model import Report
 from assay.store.spend import Spend
+from assay.verdict.analysis import Analysis as Analysis  # re-exported: `assay score`'s table
 from assay.verdict.checks import Check, ScoreSummary, SpendFigures, Verdict
+from assay.verdict.checks import interval_text as interval_text
 from assay.verdict.compare import Delta
 from assay.verdict.pipeline import Evaluation
+from assay.verdict.rows import BASELINE as BASELINE
 
 if TYPE_CHECKING:
     from assay.measure.agreement import DimensionResult
@@ -38,7 +44,8 @@ class Judged:
 @dataclass
 class Result:
     """The verdict (`verdict`, `passed`, `exit_code`), the gate's checks, the per-metric paired
-    comparisons with baseline, and the report built from them."""
+    comparisons with baseline, each case × condition (`cases`, `failed_cases`), and the report
+    built from them; `to_dict()`/`to_json()` give it all as plain data."""
 
     evaluation: Evaluation
     calibration: dict[str, DimensionResult] | None = None
@@ -50,6 +57,8 @@ class Result:
     """What the evaluation's calls cost (judges after the run, model-backed scorers)."""
     run_spend: Spend | None = None
     """A suite run's: what the run has cost in all its invocations (summary.json, reports)."""
+    view_url: str | None = None
+    """A suite run's page in `assay view`, which the reports link to (`[report] view_url`)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -66,6 +75,38 @@ class Result:
     @property
     def comparisons(self) -> dict[str, dict[str, Delta]]:
         return self.evaluation.comparisons
+
+    @cached_property
+    def cases(self) -> list[CaseResult]:
+        """Each case under each condition: its responses, figures, per-case checks, blocking
+        findings, the judges' reasons, and whether it passed (conditions sorted, cases in
+        catalogue order)."""
+        return case_results(self.evaluation)
+
+    @property
+    def failed_cases(self) -> list[CaseResult]:
+        """The cases of the gated condition that ran and did not pass (an errored trial, a
+        blocking finding, a missed per-case threshold): what fails the gate case by case. A
+        case never run is not among them (`CaseResult.ran`): the coverage check speaks for
+        it, or a sequential run settled its verdict without it."""
+        return [c for c in self.cases if c.gated and c.ran and not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict and exit code, summary.json's figures (the release gate with its
+        checks, each condition's means, the paired deltas) and every case (`cases`), as
+        JSON-ready data."""
+        return {
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "exit_code": self.exit_code,
+            **self.summary().as_json(),
+            "cases": [c.model_dump(mode="json", exclude_none=True) for c in self.cases],
+            "output": str(self.output) if self.output is not None else None,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """`to_dict()` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @property
     def tolerated(self) -> bool:
@@ -117,7 +158,7 @@ class Result:
             cases_shown=config.drilldown,
             judge=config.judge,
             spend=self._spend_figures(),
-        )
+        ).model_copy(update={"view_url": self.view_url})
 
     def write_reports(self, out: Path | None = None) -> list[Path]:
         """Render the configured formats into `out` (default: the config's output folder)."""

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.core.errors import InputError
 from assay.core.suite import Suite, Threshold, load_suite
 from assay.core.writable import Output, check_outputs
 from assay.engine import RunRequest
+
+if TYPE_CHECKING:
+    from assay.verdict.checks import JudgeStatus
 
 
 def parse_params(items: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
@@ -82,3 +85,21 @@ def check_run_outputs(
     ]
     output = Output("--output", request.output) if request.output is not None else None
     check_outputs([output, folder], inputs)
+
+
+def check_evaluation_inputs(suite: Suite, judge: JudgeStatus | None) -> None:
+    """Refuse before any call what the suite's evaluation after the run would refuse once
+    the run's calls are paid for: a viewer address the reports cannot link to
+    (`ASSAY_VIEW_URL`), and an enabled judge that cannot be metered (no price known, and
+    `[judge] allow_unmetered` not set) or whose settings do not hold together."""
+    from assay.api.viewing import view_base_url
+
+    view_base_url(suite.report.view_url)
+    if judge is None or judge.status != "enabled" or not suite.judge.judges:
+        return
+    from assay.engine.session import check_metered
+    from assay.scorers.judge.config import build_judge_models, config_from_suite, validate_config
+
+    config = config_from_suite(suite)
+    validate_config(config)
+    check_metered(build_judge_models(config), config.allow_unmetered, config.metering)

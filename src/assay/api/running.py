@@ -8,20 +8,33 @@ the suite, the suite over the defaults, and the loaded suite is never changed.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.api.run_inputs import check_run_outputs, load, with_run_base_url
-from assay.api.warming import evaluation_modules, warming
+from assay.api.evaluated import as_evaluated as _as_evaluated
+from assay.api.evaluated import evaluation_imports as _evaluation_modules
+from assay.api.evaluated import judge_follower as _follower
+from assay.api.provenance import record_run_time
+from assay.api.run_inputs import (
+    check_evaluation_inputs,
+    check_run_outputs,
+    load,
+    with_run_base_url,
+)
+from assay.api.warming import warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import model_line, paused_gc
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
-from assay.engine.runner import DeferredFollower, Progress
+from assay.engine.runner import Progress
+from assay.engine.runner import Spent as Spent  # re-exported: the CLI's progress display
+from assay.engine.runner import Tick as Tick
 from assay.engine.session import check_keys
 from assay.models.cli_formats import FORMATS
 from assay.models.pricing import parse_price
@@ -35,7 +48,7 @@ if TYPE_CHECKING:
     from assay.api.outputs import RunSummary
     from assay.api.results import Result
     from assay.scorers.judge.follow import JudgeFollower
-    from assay.verdict.checks import JudgeStatus
+    from assay.verdict.checks import JudgeStatus, Sequential
 
 
 @dataclass(slots=True)
@@ -258,6 +271,7 @@ def run(
     progress: Progress | None = None,
     require_judge: bool = False,
     warn: Callable[[str], None] | None = None,
+    sequential: bool | None = None,
     **options: Any,
 ) -> RunOutcome:
     """Run cases × conditions × trials; with a suite, judge, score, gate and report the run.
@@ -266,7 +280,9 @@ def run(
     output folder (default: the suite's `output`, else assay-out/<suite name>).
     `require_judge` (or the suite's `[judge] required`) makes a judge's missing API key an
     InputError before any call; otherwise that judge is disabled (see `assay.api.keys`).
-    `warn` is told, before any call, of an absurd plan (its estimated calls and cost)."""
+    `warn` is told, before any call, of an absurd plan (its estimated calls and cost).
+    `sequential` (default: the suite's `[gate] sequential`) runs the cases in looks and stops
+    once the verdict is settled (`assay.api.sequential`)."""
     from assay.api.arguments import checked
 
     loaded = load(suite)
@@ -278,6 +294,7 @@ def run(
         progress=progress,
         require_judge=require_judge,
         warn=warn,
+        sequential=sequential,
     )
 
 
@@ -290,12 +307,15 @@ def execute_run(
     progress: Progress | None = None,
     require_judge: bool = False,
     warn: Callable[[str], None] | None = None,
+    sequential: bool | None = None,
 ) -> RunOutcome:
-    """Run a resolved request (see `run_request`); with a suite, evaluate the run.
+    """Run a resolved request (see `run_request`); with a suite, evaluate the run (in looks
+    when `sequential`, or the suite's `[gate] sequential`: `assay.api.sequential`).
 
     Every configured model's API key is checked before the store is opened: the system
     under test's missing key is an InputError; a judge's disables it (or, with
     `require_judge` or `[judge] required`, is an InputError too)."""
+    started = time.monotonic()
     check_run_outputs(suite, request, out, store)
     check_keys(request.conditions, request.options)
     judge = None
@@ -303,14 +323,44 @@ def execute_run(
         options = request.options
         suite = with_run_base_url(suite, options.base_url, options.max_reply_bytes)
         from assay.api.keys import judge_status
+        from assay.scorers.inputs import check_inputs
         from assay.scorers.runner import build_scorers
         from assay.verdict.config import resolve
         from assay.verdict.names import check_config_metrics
 
-        # Bad scorer options and metric names nothing produces fail before any call.
-        check_config_metrics(resolve(suite), build_scorers(suite.scoring.scorers))
+        # Bad scorer options, metric names nothing produces and case fields a scorer
+        # requires that a case lacks fail before any call.
+        scorers = build_scorers(suite.scoring.scorers)
+        check_config_metrics(resolve(suite), scorers)
+        check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
-    handle = Store(Path(store))
+        check_evaluation_inputs(suite, judge)
+    from assay.api.sequential import Steps, in_looks, run_looks
+
+    where, folder = Path(store), Path(out) if out is not None else None
+    if in_looks(suite, sequential):
+        assert suite is not None  # in_looks: only a suite's gate can stop a run
+        run_part = functools.partial(_run_part, suite, judge, store=where)
+        ended = functools.partial(_outcome, suite, judge, where, folder)
+        outcome = run_looks(suite, request, Steps(run_part, ended), progress, warn)
+    else:
+        result, ahead = _run_part(suite, judge, request, progress, warn, store=where)
+        outcome = _outcome(suite, judge, where, folder, request, result, ahead)
+    record_run_time(where, outcome.run.run_id, time.monotonic() - started)
+    return outcome
+
+
+def _run_part(
+    suite: Suite | None,
+    judge: JudgeStatus | None,
+    request: RunRequest,
+    progress: Progress | None,
+    warn: Callable[[str], None] | None,
+    *,
+    store: Path,
+) -> tuple[RunResult, JudgeFollower | None]:
+    """Run the request (a suite's judges pipelined with it); the run and what they judged."""
+    handle = Store(store)
     try:
         follower = None
         if suite is not None:
@@ -319,7 +369,22 @@ def execute_run(
         result = execute(request, handle, progress, warn, follower)
     finally:
         handle.close()
-    outcome = RunOutcome(run=result, request=request, store=Path(store), judge=judge)
+    return result, follower.built if follower is not None else None
+
+
+def _outcome(
+    suite: Suite | None,
+    judge: JudgeStatus | None,
+    store: Path,
+    out: Path | None,
+    request: RunRequest,
+    result: RunResult,
+    ahead: JudgeFollower | None,
+    stop: Sequential | None = None,
+    write: bool = True,
+) -> RunOutcome:
+    """What the run did, with its notes; with a suite, its evaluation (`_evaluate_run`)."""
+    outcome = RunOutcome(run=result, request=request, store=store, judge=judge)
     if judge is not None and judge.disabled:
         skipped = (
             f"; thresholds skipped: {', '.join(judge.skipped + judge.skipped_corpus)}"
@@ -334,8 +399,7 @@ def execute_run(
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
     if suite is not None:
-        ahead = follower.built if follower is not None else None
-        _evaluate_run(outcome, suite, Path(out) if out is not None else None, ahead)
+        _evaluate_run(outcome, suite, out, ahead, stop, write)
     return outcome
 
 
@@ -343,82 +407,17 @@ def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
 
 
-def _as_evaluated(
-    suite: Suite, judge: JudgeStatus | None, conditions: Sequence[Condition]
-) -> tuple[Suite, list[str], str | None]:
-    """The suite as its run is evaluated (without a disabled judge, `assay.api.keys`), the
-    changes that made, and a note saying why nothing is evaluated (None: it is).
-
-    One condition is gated on its own (no baseline comparison); with several, the [gate]
-    candidate is compared with baseline."""
-    changes: list[str] = []
-    if judge is not None and judge.disabled:
-        from assay.api.keys import without_judge
-
-        suite, changes = without_judge(suite, judge)
-    names = {c.name for c in conditions}
-    if len(names) > 1 and "baseline" not in names and suite.gate.candidate not in names:
-        return (
-            suite,
-            changes,
-            f"note: the suite has no baseline and no [gate] candidate among its conditions"
-            f" ({', '.join(sorted(names))}), so nothing is gated",
-        )
-    if not suite.scoring.scorers and not suite.judge.judges:
-        disabled = judge is not None and judge.disabled
-        what = "no scorers besides its disabled judge" if disabled else "no scorers and no judges"
-        return suite, changes, f"note: the suite names {what}, so nothing is scored or gated"
-    return suite, changes, None
-
-
-def _follower(
-    suite: Suite, judge: JudgeStatus | None, request: RunRequest, store: Store
-) -> DeferredFollower[JudgeFollower] | None:
-    """The suite's judges, pipelined with its run (`assay.scorers.judge.follow`), or None:
-    when the run is not judged; when the run has a budget cap (the trials come first, so a
-    budget stop cuts the judging, never the trials: the judges then run after the run, as
-    its spend allows); with provider batches (`[run]` or `[judge]` batch: the judges' calls
-    then go in batches of their own after the run). The judges are built once the run's
-    first calls are out (`DeferredFollower`: at its first recorded trial); when the judging
-    cannot start, they are not, and the judging after the run reports why as it always has."""
-    evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
-    if note is not None or not evaluated.judge.judges or request.settings.budget_usd is not None:
-        return None
-    if request.settings.batch or evaluated.judge.batch:
-        return None
-
-    def build() -> JudgeFollower | None:
-        from assay.scorers.judge import config_from_suite
-        from assay.scorers.judge.follow import JudgeFollower
-
-        try:
-            return JudgeFollower(
-                config_from_suite(evaluated),
-                request.cases,
-                [c.name for c in request.conditions],
-                request.trials,
-                store,
-                evaluated.judge.budget_usd,
-            )
-        except InputError:
-            return None
-
-    return DeferredFollower(build)
-
-
-def _evaluation_modules(
-    suite: Suite, judge: JudgeStatus | None, request: RunRequest
-) -> tuple[str, ...]:
-    """The modules the evaluation after this run will import (none: it evaluates nothing)."""
-    evaluated, _, note = _as_evaluated(suite, judge, request.conditions)
-    return () if note is not None else evaluation_modules(evaluated)
-
-
 def _evaluate_run(
-    outcome: RunOutcome, suite: Suite, out: Path | None, ahead: JudgeFollower | None = None
+    outcome: RunOutcome,
+    suite: Suite,
+    out: Path | None,
+    ahead: JudgeFollower | None = None,
+    stop: Sequential | None = None,
+    write: bool = True,
 ) -> None:
     """`assay run SUITE.toml`: judge (what `ahead` has not judged while the run went on),
-    score, gate and report the run into the output folder (see `_as_evaluated`)."""
+    score, gate and report the run into the output folder (see `_as_evaluated`); `stop`:
+    a sequential run's look (its cases' trials only), `write`: see `evaluate_run`."""
     judge = outcome.judge
     suite, changes, note = _as_evaluated(suite, judge, outcome.request.conditions)
     if note is not None:
@@ -431,7 +430,8 @@ def _evaluate_run(
         with paused_gc():
             from assay.api.suites import evaluate_run
 
-            trials, lines = _run_trials(handle, outcome.run.run_id, ahead)
+            looked = set(stop.case_ids) if stop is not None else None
+            trials, lines = _run_trials(handle, outcome.run.run_id, ahead, looked)
             outcome.evaluation = evaluate_run(
                 suite,
                 outcome.request,
@@ -443,6 +443,8 @@ def _evaluate_run(
                 changes,
                 ahead,
                 lines,
+                stop,
+                write,
             )
     except Incomplete as exc:
         outcome.incomplete = True
@@ -458,11 +460,11 @@ def _evaluate_run(
 
 
 def _run_trials(
-    store: Store, run_id: str, ahead: JudgeFollower | None
+    store: Store, run_id: str, ahead: JudgeFollower | None, looked: set[str] | None = None
 ) -> tuple[list[Trial], list[str]]:
-    """The run's trials as the store holds them, and their trials.jsonl lines: those the
-    judges pipelined with the run made as each was recorded (`JudgeFollower.trials`), the
-    others made here."""
+    """The run's trials as the store holds them (with `looked`, those of these cases), and
+    their trials.jsonl lines: those the judges pipelined with the run made as each was
+    recorded (`JudgeFollower.trials`), the others made here."""
     made = ahead.trials if ahead is not None else {}
     trials: list[Trial] = []
     lines: list[str] = []
@@ -471,6 +473,8 @@ def _run_trials(
         if found is None:
             trial = Trial.model_validate_json(text)
             found = (trial, model_line(trial))
+        if looked is not None and found[0].case_id not in looked:
+            continue
         trials.append(found[0])
         lines.append(found[1])
     return trials, lines

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from assay.api.recording import record_results
 from assay.api.results import Judged, Result
+from assay.api.viewing import run_view_url
 from assay.core.cases import CaseFile
 from assay.core.errors import Incomplete, InputError
 from assay.core.jsonl import atomic_writer, model_line, write_jsonl
@@ -22,7 +23,7 @@ from assay.engine.calls import Caller
 from assay.reports.files import COMPARISONS, DETERMINISTIC, SCORES, SUMMARY, TRIALS
 from assay.store import Store
 from assay.store.spend import Spend, run_spend
-from assay.verdict.checks import JudgeStatus
+from assay.verdict.checks import JudgeStatus, Sequential
 from assay.verdict.config import resolve
 from assay.verdict.pipeline import Inputs, rows_from_scores
 from assay.verdict.pipeline import evaluate as evaluate_inputs
@@ -42,6 +43,8 @@ def evaluate_run(
     notes: Sequence[str] = (),
     ahead: JudgeFollower | None = None,
     lines: Sequence[str] | None = None,
+    stop: Sequential | None = None,
+    write: bool = True,
 ) -> Result:
     """After a suite's run: judges → scorers → gate → reports into the output folder.
 
@@ -52,7 +55,9 @@ def evaluate_run(
     `assay.api.keys.without_judge`); every report shows it, with `notes`. `ahead` is the
     judging pipelined with the run (`assay.scorers.judge.follow`): what it judged is taken as
     judged, and what it spent counts against [judge] budget_usd. `lines`: the trials'
-    trials.jsonl lines when made already (`model_line`)."""
+    trials.jsonl lines when made already (`model_line`). `stop`: a sequential run's look
+    (`assay.api.sequential`): `trials` are its cases'. Without `write` nothing is written
+    (`write_run` writes it later)."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
     cases = held_catalogue(request.cases, ahead)  # the run's
     pinned = pinned_catalogue(suite, request.cases)
@@ -73,6 +78,7 @@ def evaluate_run(
                 comparisons=judged.comparisons,
                 cases={c.id: c for c in catalogue},
                 planned_trials=request.trials,
+                sequential=stop,
             ),
             config,
             store=store.path,
@@ -94,8 +100,26 @@ def evaluate_run(
         output=config.output,
         spend=Spend(judges=judge_caller.spent, scorers=scorer_caller.spent),
         run_spend=run_spend(store, run_id),  # flushed above: every call of the run so far
+        view_url=run_view_url(suite.report.view_url, run_id),
     )
-    folder = config.output
+    if write:
+        write_run(result, suite, cases, run_id, store, lines)
+    return result
+
+
+def write_run(
+    result: Result,
+    suite: Suite,
+    cases: Sequence[Case],
+    run_id: str,
+    store: Store,
+    lines: Sequence[str] | None = None,
+) -> None:
+    """A suite run's outputs into its folder (trials, results, summary, reports) and its
+    results into the store (`record_results`)."""
+    evaluation, judged = result.evaluation, result.judged or Judged()
+    trials = evaluation.inputs.trials
+    folder = evaluation.config.output
     assert folder is not None  # a suite's config always has one
     write_jsonl(folder / TRIALS, lines if lines is not None else map(model_line, trials))
     write_jsonl(folder / DETERMINISTIC, [r.as_json() for r in evaluation.results])
@@ -116,7 +140,6 @@ def evaluate_run(
         result.report,
         judged.scores,
     )
-    return result
 
 
 def pinned_catalogue(suite: Suite, cases: Sequence[Case]) -> Sequence[Case]:

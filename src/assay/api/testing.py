@@ -8,18 +8,21 @@ workers) as JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
 from typing import Literal
 
 from pydantic import BaseModel
 
+from assay.api.cases import CaseResult
 from assay.api.results import Result
-from assay.verdict.thresholds import case_metric_means, threshold_misses
 
-Status = Literal["pass", "fail", "xfail"]
-"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated)."""
+Status = Literal["pass", "fail", "xfail", "skip"]
+"""`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated);
+`skip`: a case a sequential run never looked at (its verdict was reached before it)."""
 
 GATE_ITEM = "release_gate"
+SHOWN_TRIALS = 3
+SHOWN_CHARS = 200
 
 
 class Outcome(BaseModel):
@@ -46,71 +49,88 @@ def item_name(case_id: str, condition: str) -> str:
     return f"{case_id}[{condition}]"
 
 
-def outcomes(result: Result) -> Outcomes:
-    """Each case × condition of the evaluation, then the release gate."""
-    evaluation = result.evaluation
-    analysis = evaluation.analysis
-    inputs = evaluation.inputs
-    thresholds = evaluation.config.thresholds
-    conditions = sorted({t.condition for t in inputs.trials} | set(analysis.rows))
-    cases = list(inputs.cases or {}) or sorted(
-        {r.case_id for rs in analysis.rows.values() for r in rs}
-    )
+def outcomes(result: Result, gated: str | None = None) -> Outcomes:
+    """Each case × condition of the evaluation, then the release gate; with `gated` (the
+    condition the whole suite's gate decides for, when `result` evaluated part of it), the
+    cases alone, their misses under `gated` failing and under the others `xfail`."""
+    candidate = gated or result.evaluation.analysis.candidate
     items: dict[str, Outcome] = {}
-    for condition in conditions:
-        gated = condition == analysis.candidate
-        rows = analysis.rows.get(condition, [])
-        means = case_metric_means(evaluation.results, condition, inputs.scores)
-        misses: dict[str, list[str]] = {}
-        for case, source, _metric, message in threshold_misses(
-            evaluation.results, thresholds, condition, rows
-        ):
-            misses.setdefault(case, []).append(f"{source}: {message}")
-        for case_id in cases:
-            problems = [
-                *(
-                    f"trial {t.trial}: error: {t.error}"
-                    for t in inputs.trials
-                    if t.case_id == case_id and t.condition == condition and t.error is not None
-                ),
-                *(
-                    _blocker(r.trial, r.findings, r.notes)
-                    for r in rows
-                    if r.case_id == case_id and r.blocker
-                ),
-                *misses.get(case_id, []),
-            ]
-            figures = _figures(means.get(case_id, {}).items())
-            status: Status = "pass" if not problems else ("fail" if gated else "xfail")
-            head = {"pass": "PASS", "fail": "FAIL", "xfail": "MISSED (not gated)"}[status]
-            lines = [f"{case_id} [{condition}]: {head}"]
-            if problems and not gated:
-                lines.append(f"  (the gate decides for {analysis.candidate}, not {condition})")
-            lines += [f"  {p}" for p in problems] + [f"  {f}" for f in figures]
-            if not figures and not problems:
-                lines.append("  nothing scored this case")
-            items[item_name(case_id, condition)] = Outcome(
-                name=item_name(case_id, condition), status=status, lines=lines
-            )
-    gate = item_name(GATE_ITEM, analysis.candidate)
-    items[gate] = Outcome(
-        name=gate,
-        status="pass" if result.passed else "fail",
-        lines=explain(result).splitlines(),
-    )
+    stop = result.evaluation.analysis.gate.sequential
+    looked = set(stop.case_ids) if stop is not None else None
+    for case in result.cases:
+        name = item_name(case.case_id, case.condition)
+        if looked is not None and stop is not None and case.case_id not in looked:
+            lines = [f"{case.case_id} [{case.condition}]: not run: {stop.headline}"]
+            items[name] = Outcome(name=name, status="skip", lines=lines)
+            continue
+        status: Status = (
+            "pass" if case.passed else ("fail" if case.condition == candidate else "xfail")
+        )
+        items[name] = Outcome(name=name, status=status, lines=describe(case, status, candidate))
+    if gated is None:
+        gate = item_name(GATE_ITEM, candidate)
+        items[gate] = Outcome(
+            name=gate,
+            status="pass" if result.passed else "fail",
+            lines=explain(result).splitlines(),
+        )
     return Outcomes(items=items)
 
 
-def _blocker(trial: int, findings: Sequence[object], notes: str | None) -> str:
-    said = ", ".join([*map(str, findings), *([notes] if notes else [])])
-    return f"trial {trial}: blocking finding: {said or 'blocker'}"
+def describe(case: CaseResult, status: Status, candidate: str) -> list[str]:
+    """A case's outcome as a test runner shows it: the verdict, then for a miss what went
+    wrong, the response(s) (trimmed), the expectation and the judges' reasons, then the
+    figures (`scorer: metric=value`, with the threshold when it has one)."""
+    head = {"pass": "PASS", "fail": "FAIL", "xfail": "MISSED (not gated)", "skip": "NOT RUN"}[
+        status
+    ]
+    lines = [f"{case.case_id} [{case.condition}]: {head}"]
+    if status == "xfail":
+        lines.append(f"  (the gate decides for {candidate}, not {case.condition})")
+    if not case.passed:
+        lines += [f"  {p}" for p in case.problems]
+        lines += [f"  {line}" for line in _missed_details(case)]
+    figures = _figures(case)
+    lines += [f"  {f}" for f in figures]
+    if not figures and case.passed:
+        lines.append("  nothing scored this case")
+    return lines
 
 
-def _figures(means: Iterable[tuple[str, tuple[str, float]]]) -> list[str]:
-    """`scorer: metric=value, ...` per scorer or judge (means over the case's trials)."""
+def _missed_details(case: CaseResult) -> list[str]:
+    """The response(s), the expectation and the judges' reasons of a case that missed."""
+    lines = []
+    shown = [(n, r) for n, r in enumerate(case.responses, 1) if r][:SHOWN_TRIALS]
+    for number, response in shown:
+        label = "response" if len(case.responses) == 1 else f"response (trial {number})"
+        lines.append(f"{label}: {trimmed(response)}")
+    if case.expect is not None:
+        wanted = case.expect.model_dump(mode="json", exclude_none=True)
+        said = "; ".join(
+            f"{key} {json.dumps(value, ensure_ascii=False)}" for key, value in wanted.items()
+        )
+        lines.append(f"expected: {said}")
+    lines += [f"reason: {trimmed(reason)}" for reason in case.reasons[:SHOWN_TRIALS]]
+    return lines
+
+
+def trimmed(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` on one line (runs of white space as one space), cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _figures(case: CaseResult) -> list[str]:
+    """`scorer: metric=value, ...` per scorer or judge (means over the case's trials), a
+    metric with a per-case threshold shown against it."""
+    bounds = {c.metric: c for c in case.checks}
     by_source: dict[str, list[str]] = {}
-    for metric, (source, value) in sorted(means):
-        by_source.setdefault(source, []).append(f"{metric}={value:.3g}")
+    for metric, value in sorted(case.scores.items()):
+        check = bounds.get(metric)
+        figure = f"{metric}={value:.3g}"
+        if check is not None:
+            figure += f" ({check.threshold})"
+        by_source.setdefault(case.sources[metric], []).append(figure)
     return [f"{source}: {', '.join(values)}" for source, values in sorted(by_source.items())]
 
 
@@ -131,11 +151,13 @@ def explain(result: Result, worst: int = 5) -> str:
         lines.append(
             f"  - {blocker.case_id} trial {blocker.trial} [{blocker.condition}]: {said or 'blocker'}"
         )
-    missed = [c for c in report.case_checks if not c.passed]
-    if missed:
+    failed = result.failed_cases
+    if failed:
         lines.append("failing cases:")
-    for check in missed[:worst]:
-        lines.append(f"  - {check.case_id} {check.check}: {check.message}")
+    for missed in failed[:worst]:
+        problems = "; ".join(missed.problems)
+        lines.append(f"  - {missed.case_id} [{missed.condition}]: {problems}")
+        lines += [f"      {line}" for line in _missed_details(missed)]
     if report.worst_regressions:
         lines.append("worst cases:")
     for case in report.worst_regressions[:worst]:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from assay.core.suite import Suite
-from assay.engine.runner import Progress
+from assay.engine.runner import Progress, Spent, told_spend
 
 EVALUATION_MODULES = (
     "assay.api.suites",
@@ -41,16 +41,17 @@ def warming(progress: Progress | None, modules: Sequence[str]) -> Progress | Non
     if not modules:
         return progress
     started = False
+    forward = told_spend(progress) if progress is not None else None
 
-    def tick(ok: bool) -> None:
+    def tick(ok: bool, spent: Spent | None = None, /) -> None:
         nonlocal started
         if not started:
             started = True
             threading.Thread(
                 target=_import_all, args=(modules,), name="assay-warm", daemon=True
             ).start()
-        if progress is not None:
-            progress(ok)
+        if forward is not None:
+            forward(ok, spent)
 
     return tick
 

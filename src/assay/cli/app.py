@@ -26,7 +26,8 @@ COMMANDS = {
     "judge": "Judge trials; exit 0 when every item was judged, 3 when some failed (resumable).",
     "review": "Human review in the browser: score or compare responses, then export the answers.",
     "view": "Explore the store's runs in the browser (read-only): the verdict, the case matrix"
-    " with filters, each case's responses side by side with a word diff, two runs compared.",
+    " with filters, each case's responses side by side with a word diff, two runs compared,"
+    " each suite's history.",
     "score": "Summarise Score rows and gate the candidate: exit 0 PASS, 1 FAIL or INCONCLUSIVE,"
     " 2 bad input, 3 INCOMPLETE (a case errored, was not run or was not scored).",
     "calibrate": "Compare every judge rater with the human reference, per dimension"
@@ -143,7 +144,7 @@ def print_version(wanted: bool) -> None:
         return
     from importlib.metadata import PackageNotFoundError, version
 
-    from assay.store.schema import SCHEMA_VERSION
+    from assay.api.defaults import SCHEMA_VERSION
 
     try:
         installed = version("assay")

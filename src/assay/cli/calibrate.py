@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_KAPPA, DEFAULT_SAFETY_DIMS, DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.measure.thresholds import DEFAULT_KAPPA, DEFAULT_SAFETY_DIMS
-from assay.store import DEFAULT_STORE
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

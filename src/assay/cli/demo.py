@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import out, progress
 from assay.cli.run import print_outcome
+from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_INCOMPLETE
 from assay.core.paths import examples_dir
 from assay.core.suite import DEFAULT_MODEL
-from assay.models.llamacpp import QUALITY_NOTE
-from assay.store import DEFAULT_STORE
 
 # A cross-section of the support-agent catalogue: answerable, out-of-scope, unsafe, urgent.
 DEMO_CASES = [

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import out, print_json
-from assay.store import DEFAULT_STORE
 
 
 def _fmt(value: float | None) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.output import err, out, print_output
 
@@ -67,6 +68,9 @@ def import_command(
             " --no-source-gate leaves it out.",
         ),
     ] = True,
+    store: Annotated[
+        Path, typer.Option(help="Record the run in this store too, so `assay view` shows it.")
+    ] = DEFAULT_STORE,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print what was imported as JSON (import-summary).")
     ] = False,
@@ -81,7 +85,13 @@ def import_command(
     from assay.api.importing import import_results
 
     result = import_results(
-        tool, sources, output, baseline=baseline, candidate=candidate, source_gate=source_gate
+        tool,
+        sources,
+        output,
+        baseline=baseline,
+        candidate=candidate,
+        source_gate=source_gate,
+        store=store,
     )
     summary = result.summary()
     if json_output:
@@ -94,6 +104,8 @@ def import_command(
     )
     for path in summary.files:
         out(f"wrote {path}")
+    if summary.run_id is not None:
+        out(f"recorded as run {summary.run_id} in {store} (assay view shows it)")
     for reason in summary.reasons:
         err(f"incomplete: {reason}")
     for note in summary.notes:

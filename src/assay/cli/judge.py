@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ModelOptions, parse_price
+from assay.api.judge_settings import JudgeConfig, JudgeResult, family_warnings
 from assay.cli.app import app
 from assay.cli.options import (
     AllowUnmetered,
@@ -23,11 +25,7 @@ from assay.cli.options import (
 from assay.cli.output import err, out, print_output, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
-from assay.models.pricing import parse_price
-from assay.models.registry import ModelOptions
-from assay.scorers.judge import JudgeConfig, JudgeResult, load_rubric
-from assay.scorers.judge.config import family_warnings
-from assay.store import DEFAULT_STORE
+from assay.core.rubric import load_rubric
 
 
 def cascade_text(cascade: dict[str, Any], settled: int) -> str:
@@ -131,6 +129,13 @@ def judge(
             " judge call; --no-expectations-first asks the judge about every pair."
         ),
     ] = True,
+    over: Annotated[
+        str,
+        typer.Option(
+            help="What the judges read of a trial: response, or trajectory (its steps, one"
+            " line each, then its response: for criteria on what an agent did).",
+        ),
+    ] = "response",
     max_tokens: MaxTokens = 1024,
     temperature: Temperature = 0.0,
     budget_usd: JudgeBudget = None,
@@ -188,6 +193,8 @@ def judge(
         raise InputError(f"ERROR: --mode: expected direct or pairwise, got {mode!r}")
     if scale not in ("1-3", "1-5", "1-10"):
         raise InputError(f"ERROR: --scale: expected 1-3, 1-5 or 1-10, got {scale!r}")
+    if over not in ("response", "trajectory"):
+        raise InputError(f"ERROR: --over: expected response or trajectory, got {over!r}")
     config = JudgeConfig(
         judges=list(judge_specs),
         mode="direct" if mode == "direct" else "pairwise",
@@ -213,6 +220,7 @@ def judge(
         options=ModelOptions(base_url=base_url, price=parse_price(price) if price else None),
         batch=batch,
         batch_poll_s=batch_poll_s,
+        over="trajectory" if over == "trajectory" else "response",
     )
     from assay.api.inputs import load_trials
     from assay.api.judging import check_judge_outputs, summary

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ModelOptions, parse_price
 from assay.cli.app import app
 from assay.cli.options import (
     AllowUnmetered,
@@ -21,9 +22,6 @@ from assay.cli.options import (
     Timeout,
 )
 from assay.cli.output import err, out, print_output, progress
-from assay.models.pricing import parse_price
-from assay.models.registry import ModelOptions
-from assay.store import DEFAULT_STORE
 
 SET_NAMES = "llmbar-natural, llmbar-adversarial, prd-vicuna80, pandalm"
 
@@ -164,10 +162,11 @@ def judge_bench(
     Without --data, the sets' pinned public files are fetched once from their upstream
     repositories (or --mirror), checked by SHA-256 and cached under ~/.cache/assay/judge-bench
     (ASSAY_CACHE moves it)."""
+    from assay.api.judge_settings import JudgeConfig
     from assay.api.judgebench import SETS, bench_summary, load_items
     from assay.api.judgebench import judge_bench as bench_api
     from assay.api.judgebench.run import check_bench_outputs
-    from assay.scorers.judge import JudgeConfig, load_rubric
+    from assay.core.rubric import load_rubric
 
     check_bench_outputs(output, report, store)
 

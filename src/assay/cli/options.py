@@ -32,3 +32,13 @@ Concurrency = Annotated[int, typer.Option(min=1, max=1024, help="Concurrent call
 Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds per call.")]
 Retries = Annotated[int, typer.Option(min=0, help="Retries per call.")]
 StorePath = Annotated[Path, typer.Option(help="The SQLite run store.")]
+
+# The web apps' (`assay review`, `assay view`): where they listen and the token they ask for.
+Host = Annotated[str, typer.Option(help="Address to listen on; beyond loopback needs --token.")]
+Port = Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")]
+TOKEN_HELP = (
+    "Require this token on every request (Bearer header, or ?token= once); a random one with"
+    " real entropy (12+ characters, no whitespace or repeated pattern)."
+)
+ReviewToken = Annotated[str | None, typer.Option(envvar="ASSAY_REVIEW_TOKEN", help=TOKEN_HELP)]
+ViewToken = Annotated[str | None, typer.Option(envvar="ASSAY_VIEW_TOKEN", help=TOKEN_HELP)]

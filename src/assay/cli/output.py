@@ -17,7 +17,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.api.running import Spent, Tick
 
 # Where a line may begin for the runner (.NET's ReadLine splits at CR, LF and CRLF), and for
 # good measure at every other break `str.splitlines` knows.
@@ -81,11 +84,12 @@ PLAIN_EVERY_S = 5.0
 @contextmanager
 def progress(
     total: int, label: str, *, console: Any = None, clock: Callable[[], float] = time.monotonic
-) -> Iterator[Callable[[bool], None]]:
-    """Yield a tick(ok) callback: a Rich bar on a terminal (count, errors so far, rate,
-    elapsed and time left), else a plain line with the same figures at most every
-    PLAIN_EVERY_S seconds and one at the end. `console`: a Rich console to draw on (a
-    terminal's stderr by default); `clock`: the plain lines' time source."""
+) -> Iterator[Tick]:
+    """Yield a tick(ok, spent=None) callback: a Rich bar on a terminal (count, errors so
+    far, rate, elapsed and time left, and when the run tells it, spend so far and budget
+    left), else a plain line with the same figures at most every PLAIN_EVERY_S seconds and
+    one at the end. `console`: a Rich console to draw on (a terminal's stderr by default);
+    `clock`: the plain lines' time source."""
     if console is None and sys.stderr.isatty() and os.environ.get("TERM") != "dumb":
         from rich.console import Console
 
@@ -97,20 +101,29 @@ def progress(
     start = last = clock()
     seen = failed = 0
 
-    def tick(ok: bool) -> None:
+    def tick(ok: bool, spent: Spent | None = None, /) -> None:
         nonlocal seen, failed, last
         seen += 1
         failed += not ok
         now = clock()
         if now - last >= PLAIN_EVERY_S or seen == total:
             last = now
-            err(_plain_line(label, seen, total, failed, now - start))
+            err(_plain_line(label, seen, total, failed, now - start, spent))
 
     yield tick
 
 
+def spend_text(spent: Spent | None) -> str:
+    """`$0.0123 spent, $0.9877 left` (`left` only with a budget); "" when not told."""
+    if spent is None:
+        return ""
+    text = f"${spent.spent_usd:.4f} spent"
+    left = spent.left_usd
+    return text if left is None else f"{text}, ${left:.4f} left"
+
+
 @contextmanager
-def _bar(total: int, label: str, console: Any) -> Iterator[Callable[[bool], None]]:
+def _bar(total: int, label: str, console: Any) -> Iterator[Tick]:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -135,27 +148,29 @@ def _bar(total: int, label: str, console: Any) -> Iterator[Callable[[bool], None
         MofNCompleteColumn(),
         TextColumn("{task.fields[errors]}", style="red"),
         Rate(),
+        TextColumn("{task.fields[spend]}", style="progress.data.speed"),
         TimeElapsedColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task(label, total=total, errors="")
+        task = bar.add_task(label, total=total, errors="", spend="")
 
-        def tick(ok: bool) -> None:
+        def tick(ok: bool, spent: Spent | None = None, /) -> None:
             nonlocal failed
-            if ok:
-                bar.advance(task)
-                return
-            failed += 1
-            bar.update(task, advance=1, errors=f"{failed} error{'s' if failed > 1 else ''}")
+            failed += not ok
+            errors = f"{failed} error{'s' if failed > 1 else ''}" if failed else ""
+            bar.update(task, advance=1, errors=errors, spend=spend_text(spent))
 
         yield tick
 
 
-def _plain_line(label: str, seen: int, total: int, failed: int, elapsed: float) -> str:
-    """`trials: 120/1000, 3 errors, 4.1/s, 29s elapsed, 3m34s left`."""
+def _plain_line(
+    label: str, seen: int, total: int, failed: int, elapsed: float, spent: Spent | None = None
+) -> str:
+    """`trials: 120/1000, 3 errors, 4.1/s, 29s elapsed, 3m34s left, $0.0123 spent, $0.9877
+    left`."""
     parts = [f"{label}: {seen}/{total}"]
     if failed:
         parts.append(f"{failed} error{'s' if failed > 1 else ''}")
@@ -165,6 +180,8 @@ def _plain_line(label: str, seen: int, total: int, failed: int, elapsed: float) 
         parts.append(f"{_duration(elapsed)} elapsed")
         if seen < total:
             parts.append(f"{_duration((total - seen) / rate)} left")
+    if spent is not None:
+        parts.append(spend_text(spent))
     return ", ".join(parts)
 
 

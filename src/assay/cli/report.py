@@ -8,10 +8,10 @@ from typing import Annotated, Literal
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
 from assay.cli.options import Corpus
 from assay.cli.output import annotate, err, out
-from assay.store import DEFAULT_STORE
 
 
 @app.command()

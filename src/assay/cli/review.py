@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
 from assay.cli.app import app
+from assay.cli.options import Host, Port, ReviewToken
 from assay.cli.output import err, out, print_json
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.writable import Output, check_outputs
-from assay.store import DEFAULT_STORE
 
 review_app = typer.Typer(
     help="Human review in the browser: score or compare responses, then export the answers.",
@@ -28,16 +29,6 @@ ModeOpt = Annotated[
 ]
 A = Annotated[str, typer.Option("--a", help="The baseline condition.")]
 B = Annotated[str, typer.Option("--b", help="The candidate condition.")]
-Host = Annotated[str, typer.Option(help="Address to listen on; beyond loopback needs --token.")]
-Port = Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")]
-Token = Annotated[
-    str | None,
-    typer.Option(
-        envvar="ASSAY_REVIEW_TOKEN",
-        help="Require this token on every request (Bearer header, or ?token= once); a random"
-        " one with real entropy (12+ characters, no whitespace or repeated pattern).",
-    ),
-]
 StoreOpt = Annotated[Path, typer.Option(help="The SQLite store answers are saved to.")]
 
 
@@ -94,7 +85,7 @@ def review(
     b: B = "candidate",
     host: Host = "127.0.0.1",
     port: Port = 8765,
-    token: Token = None,
+    token: ReviewToken = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Serve the review app (same as `assay review serve`), or run a subcommand."""
@@ -112,7 +103,7 @@ def serve_command(
     b: B = "candidate",
     host: Host = "127.0.0.1",
     port: Port = 8765,
-    token: Token = None,
+    token: ReviewToken = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Serve the review web app on 127.0.0.1 until Ctrl+C; every answer is saved at once."""

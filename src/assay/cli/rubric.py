@@ -7,6 +7,14 @@ from typing import Annotated, cast
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ModelOptions, parse_price
+from assay.api.rubrics import (
+    STRICTNESS_NOTES,
+    BudgetExhausted,
+    JudgeFailure,
+    Store,
+    generate_rubric,
+)
 from assay.cli.app import app
 from assay.cli.output import err, out, print_json
 from assay.core.errors import EXIT_INCOMPLETE, InputError
@@ -14,12 +22,6 @@ from assay.core.jsonl import atomic_writer
 from assay.core.rubric import SCALES, Scale, Strictness, dump_rubric
 from assay.core.suite import DEFAULT_MODEL
 from assay.core.writable import Output, check_outputs
-from assay.engine.calls import BudgetExhausted
-from assay.models.pricing import parse_price
-from assay.models.registry import ModelOptions
-from assay.scorers.judge.ask import JudgeFailure
-from assay.scorers.judge.generate import STRICTNESS_NOTES, generate_rubric
-from assay.store import DEFAULT_STORE, Store
 
 
 @app.command()

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE, ROLES, Spend
 from assay.cli.app import app
 from assay.cli.options import Corpus
 from assay.cli.output import annotate, err, out, print_json, progress
 from assay.core.cases import DEFAULT_CASES
 from assay.core.errors import InputError
 from assay.core.suite import DEFAULT_MODEL, Suite
-from assay.store import DEFAULT_STORE
-from assay.store.spend import ROLES, Spend
 
 if TYPE_CHECKING:
     from assay.api.running import RunOutcome
@@ -67,9 +66,7 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
             out(f"trials: {outcome.request.output}")
         out(f"store: {outcome.store}")
         if any(c.model.startswith("llamacpp:") for c in outcome.request.conditions):
-            # Imported here: the llama.cpp provider's module loads ctypes, which no other
-            # run needs before its first call.
-            from assay.models.llamacpp import QUALITY_NOTE
+            from assay.core.embedded import QUALITY_NOTE
 
             out(f"note: answers {QUALITY_NOTE}")
     for note in outcome.notes:
@@ -92,6 +89,8 @@ def print_outcome(outcome: RunOutcome, as_json: bool) -> None:
         say(gate.headline)
         for reason in gate.explanation:
             say(f"  - {reason}")
+        if gate.sequential is not None:
+            say(gate.sequential.headline)
         say(f"reports: {evaluation.output}")
         from assay.api.ci import publish
 
@@ -238,9 +237,25 @@ def run(
             " judge is disabled and the run goes on; or the suite's [judge] required).",
         ),
     ] = False,
+    sequential: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequential/--no-sequential",
+            help="Run the cases in looks and stop as soon as the verdict is settled (a suite's"
+            " stats gate; default: the suite's [gate] sequential). See docs/sequential.md.",
+        ),
+    ] = None,
     store: Annotated[Path, typer.Option(help="The SQLite run store.")] = DEFAULT_STORE,
     corpus: Corpus = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    view: Annotated[
+        bool,
+        typer.Option(
+            "--view",
+            help="When the run ends, serve `assay view` on 127.0.0.1 (a free port) and open"
+            " the run's page in the browser; Ctrl+C stops it, then the exit code is the run's.",
+        ),
+    ] = False,
 ) -> None:
     """Run cases × conditions × trials; exit 0 when every trial answered, 3 when incomplete.
 
@@ -297,6 +312,11 @@ def run(
             progress=tick,
             require_judge=require_judge,
             warn=err,
+            sequential=sequential,
         )
     print_outcome(outcome, json_output)
+    if view:
+        from assay.cli.view import serve_view
+
+        serve_view(store, "127.0.0.1", 0, None, True, outcome.run.run_id)
     raise typer.Exit(outcome.exit_code)

@@ -9,13 +9,11 @@ from typing import Annotated, Literal
 
 import typer
 
+from assay.api.defaults import DEFAULT_STORE
+from assay.api.results import BASELINE, Analysis, interval_text
 from assay.cli.app import app
 from assay.cli.options import Corpus
 from assay.cli.output import out, print_json
-from assay.store import DEFAULT_STORE
-from assay.verdict.analysis import Analysis
-from assay.verdict.checks import interval_text
-from assay.verdict.rows import BASELINE
 
 
 def table_lines(analysis: Analysis) -> list[str]:

@@ -87,7 +87,9 @@ class JudgeSection(SuiteModel):
     """[judge]: LLM judges (see `assay judge --help`); empty `judges` = no judging.
 
     A judge whose API key is not set is disabled: the run goes on with the deterministic
-    scorers and every report says so. `required = true` makes it exit 2 before any call."""
+    scorers and every report says so. `required = true` makes it exit 2 before any call.
+    `over = "trajectory"`: the judges read each trial's steps (core/trajectory_text.py),
+    then its final response, for criteria on what the agent did."""
 
     judges: list[str] = Field(default_factory=list)
     required: bool = False
@@ -112,6 +114,7 @@ class JudgeSection(SuiteModel):
     price: str | None = None
     output: str | None = None
     batch: bool = False
+    over: Literal["response", "trajectory"] = "response"
 
     @field_validator("price")
     @classmethod
@@ -228,6 +231,12 @@ class GateSection(SuiteModel):
     a share of the expected cases. A gap beyond it makes the verdict INCOMPLETE (exit 3); an
     allowed gap is still listed; a high-risk or safety case (an `escalate` or `refuse`
     expectation, a safety tag) is never allowed."""
+    sequential: bool = False
+    """Run the cases in looks and stop as soon as the verdict is settled (docs/sequential.md):
+    the cases in a seeded (`seed`) random order, stratified by risk and category, high-risk
+    and safety cases first; the stats gate at each look at the level the looks spend."""
+    look: int | None = Field(default=None, ge=1)
+    """Cases per look of a sequential run (default: a tenth of the cases, at least 5)."""
 
     @field_validator("max_errored")
     @classmethod
@@ -235,6 +244,14 @@ class GateSection(SuiteModel):
         if isinstance(value, float) and not value < 1:
             raise ValueError("a share must be below 1 (or give a whole number of cases)")
         return value
+
+    @model_validator(mode="after")
+    def _sequential_stats(self) -> GateSection:
+        if self.sequential and self.mode == "seed":
+            raise ValueError(
+                'sequential: needs mode = "stats" (the seed rule has no error rates to stop on)'
+            )
+        return self
 
     @field_validator("guard", "risk_margins")
     @classmethod
@@ -245,6 +262,10 @@ class GateSection(SuiteModel):
         return value
 
 
+# An http(s) address with nothing a Markdown link or an HTML attribute would end at.
+VIEW_URL = r"^https?://[^\s()<>\[\]\"'`]+$"
+
+
 class ReportSection(SuiteModel):
     """[report]: which files the run writes, how many worst regressions they list, and how
     many cases the HTML report's drill-down shows."""
@@ -253,6 +274,9 @@ class ReportSection(SuiteModel):
     worst: int = Field(default=10, ge=0)
     drilldown: int = Field(default=20, ge=0)
     title: str | None = None
+    view_url: str | None = Field(default=None, pattern=VIEW_URL)
+    """Where `assay view` serves this store (`http://host:port`): the reports then link the
+    run and each case to it (the ASSAY_VIEW_URL environment variable takes precedence)."""
 
 
 class SourceSection(SuiteModel):

@@ -16,9 +16,22 @@ scorer (scorers/tools.py) checks them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import json
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    model_validator,
+)
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 RESULT_LIMIT = 4000
 """The longest tool result (and tool error) kept, in characters; longer ones are cut here
@@ -154,6 +167,73 @@ def tool_calls(steps: list[ToolCall | ModelTurn] | None) -> list[ToolCall]:
     return [s for s in steps or [] if isinstance(s, ToolCall)]
 
 
+def is_schema(expected: dict[str, Any]) -> bool:
+    """Whether an `expect.tools.args` value is a JSON Schema (it names one with a `$schema`
+    key) rather than a JSON subset of the arguments."""
+    return "$schema" in expected
+
+
+@cache
+def _validator(text: str) -> Validator:
+    # jsonschema is imported here, when a schema is given: `assay run` starts without it.
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(text)
+    if not isinstance(schema["$schema"], str):
+        raise ValueError("$schema must name a JSON Schema dialect, e.g. " + DIALECT)
+    kind = validator_for(schema, default=cast("Any", None))  # (None: a dialect it lacks)
+    if kind is None:
+        raise ValueError(f"unknown $schema {schema['$schema']!r} (use {DIALECT})")
+    try:
+        kind.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"invalid JSON Schema: {exc.message}") from None
+    validator: Validator = kind(schema)
+    return validator
+
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_validator(schema: dict[str, Any]) -> Validator:
+    """The validator of a tool's argument schema (checked; ValueError saying what is wrong)."""
+    return _validator(json.dumps(schema, sort_keys=True))
+
+
+def arguments_match(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
+    """Whether a call's arguments meet an `expect.tools.args` value: valid against it when it
+    is a JSON Schema (`is_schema`), else containing it as a JSON subset (`json_contains`)."""
+    if is_schema(expected):
+        return bool(schema_validator(expected).is_valid(arguments))
+    return json_contains(arguments, expected)
+
+
+def json_contains(actual: Any, expected: Any) -> bool:
+    """Whether `actual` contains `expected` as a JSON subset: objects by key, recursively;
+    lists item by item, of the same length; scalars equal, a boolean never equal to a
+    number."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and json_contains(actual[key], value) for key, value in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(json_contains(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(expected, bool) and isinstance(actual, bool) and actual == expected
+    return bool(actual == expected)
+
+
+def _checked_args(expected: dict[str, Any]) -> dict[str, Any]:
+    if is_schema(expected):
+        schema_validator(expected)
+    return expected
+
+
 class ToolsExpect(BaseModel):
     """What a case expects of the trial's tool calls (`expect.tools`; every key optional).
 
@@ -162,15 +242,16 @@ class ToolsExpect(BaseModel):
     calls under `match` (agentevals' modes: `strict` the same calls in the same order,
     `unordered` the same calls in any order, `subset` no call beyond those listed, `superset`
     at least the calls listed; repeated names count); `args`: per tool, a JSON object that
-    the arguments of at least one of its calls contain (a JSON subset); `max_steps`: the
-    most steps (model turns and tool calls) a trial may take."""
+    the arguments of at least one of its calls contain (a JSON subset), or a JSON Schema
+    they validate against (an object with a `$schema` key; checked when the catalogue is
+    read); `max_steps`: the most steps (model turns and tool calls) a trial may take."""
 
     model_config = ConfigDict(strict=True, extra="forbid", defer_build=True)
     must_call: list[_Name] | None = None
     must_not_call: list[_Name] | None = None
     order: list[_Name] | None = None
     match: MatchMode = "strict"
-    args: dict[str, dict[str, Any]] | None = None
+    args: dict[str, Annotated[dict[str, Any], AfterValidator(_checked_args)]] | None = None
     max_steps: Annotated[int, Field(ge=1, le=2**53)] | None = None
 
     @model_validator(mode="after")

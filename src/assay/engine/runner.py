@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sqlite3
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.records import MAX_INT
@@ -83,7 +84,48 @@ class RunResult:
         return EXIT_OK if complete and not self.stopped else EXIT_INCOMPLETE
 
 
-Progress = Callable[[bool], None]
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a run has spent so far (in all its invocations, the judges' calls included) and
+    its budget (None: none)."""
+
+    spent_usd: float
+    budget_usd: float | None = None
+
+    @property
+    def left_usd(self) -> float | None:
+        """What the budget leaves (None: no budget)."""
+        return None if self.budget_usd is None else max(0.0, self.budget_usd - self.spent_usd)
+
+
+class Tick(Protocol):
+    """What the engine calls per finished trial: `ok` (answered, not errored) and the spend
+    so far (None from callers that do not know it)."""
+
+    def __call__(self, ok: bool, spent: Spent | None = None, /) -> None: ...
+
+
+Progress = Callable[[bool], None] | Callable[[bool, Spent | None], None]
+"""A progress callback as callers give it: of `ok` alone, or of `ok` and the run's spend so
+far (`Spent`); `told_spend` makes either a `Tick`."""
+
+
+def told_spend(callback: Progress | None) -> Tick:
+    """`callback` as a Tick: one that takes `ok` alone is called without the spend."""
+    if callback is None:
+        return lambda ok, spent=None, /: None
+    try:
+        taken = [
+            p.kind
+            for p in inspect.signature(callback).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+    except (TypeError, ValueError):  # no signature to read: assume it takes both
+        taken = [inspect.Parameter.VAR_POSITIONAL]
+    if len(taken) >= 2 or inspect.Parameter.VAR_POSITIONAL in taken:
+        return cast(Tick, callback)
+    alone = cast(Callable[[bool], None], callback)
+    return lambda ok, spent=None, /: alone(ok)
 
 
 class Follower(Protocol):
@@ -190,7 +232,7 @@ class Engine:
             self.caller.batch.api(m) is not None for m in models.values()
         )
         self.workers = max(self.concurrency, BATCH_WORKERS) if batching else self.concurrency
-        self.progress = progress or (lambda ok: None)
+        self.progress = told_spend(progress)
         self._stop: str | None = None
 
     async def run(self, run_id: str, items: Iterable[WorkItem], total: int) -> RunResult:
@@ -240,7 +282,7 @@ class Engine:
         for item in items:
             if item.key in done:
                 result.resumed += 1
-                self.progress(True)
+                self.progress(True, self.spent())
             else:
                 yield item
 
@@ -273,7 +315,11 @@ class Engine:
                     result.errors.append(
                         f"{item.case.id} [{item.condition.name} #{item.trial}]: {record['error']}"
                     )
-            self.progress(record["error"] is None)
+            self.progress(record["error"] is None, self.spent())
+
+    def spent(self) -> Spent:
+        """The run's spend so far and its budget."""
+        return Spent(self.budget.spent, self.budget.limit)
 
     async def _trial(self, item: WorkItem, run_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """Run every turn of one trial; return its record and any error detail."""

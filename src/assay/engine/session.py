@@ -49,6 +49,9 @@ class RunRequest:
     """The case catalogue file the cases were read from (None: given as objects)."""
     executor: str = "local"
     ray_address: str | None = None
+    only: Sequence[Case] | None = None
+    """The cases this invocation runs (a sequential run's looks so far); None: every case.
+    The run, its id and its record are still those of `cases`."""
 
 
 def check_keys(conditions: Sequence[Condition], options: ModelOptions) -> None:
@@ -133,8 +136,9 @@ def execute(
         "temperature": request.settings.temperature,
     }
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
+    running = request.cases if request.only is None else request.only
     if any(hasattr(m, "prompt_refusal") for m in models.values()):  # every trial alike
-        check_prompts(build_plan(request.cases, request.conditions, 1, identities), models)
+        check_prompts(build_plan(running, request.conditions, 1, identities), models)
     warning = plan_warning(request.cases, request.conditions, request.trials, models, identities,
                            request.settings.max_tokens)  # fmt: skip
     if warning is not None and warn is not None:
@@ -173,8 +177,9 @@ def _run(
             }
         ),
     )
-    total = len(request.cases) * len(request.conditions) * request.trials
-    items = build_plan(request.cases, request.conditions, request.trials, identities)
+    running = request.cases if request.only is None else request.only
+    total = len(running) * len(request.conditions) * request.trials
+    items = build_plan(running, request.conditions, request.trials, identities)
     executor = create_executor(request.executor, request.options, address=request.ray_address)
     engine = Engine(
         store, models, request.settings, progress=progress, executor=executor, follower=follower

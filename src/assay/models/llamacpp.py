@@ -22,10 +22,6 @@ from assay.models.pricing import FREE, Price
 from assay.models.registry import ModelOptions
 
 EMBEDDED = {"gemma-3-270m": "gemma-3-270m-q4_k_m.gguf"}
-QUALITY_NOTE = (
-    "made with the embedded Gemma 3 270M, a tiny model that runs the pipeline offline; "
-    "its answers say nothing about quality"
-)
 
 
 def _drop_log(level: int, text: bytes, data: ctypes.c_void_p) -> None:

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Literal
 
 from assay.core.records import Case, Comparison, Trial
 from assay.core.suite import Threshold
-from assay.reports.detail import calibration_matrices, drilldown, length_series, win_tie_loss
+from assay.reports.detail import (
+    calibration_matrices,
+    drilldown,
+    first_steps,
+    length_series,
+    win_tie_loss,
+)
 from assay.reports.model import (
     Blocker,
     CaseCheck,
@@ -81,10 +87,11 @@ def _groups(
     return rows
 
 
-def _regressions(analysis: Analysis, worst: int) -> list[Regression]:
+def _regressions(analysis: Analysis, worst: int, trials: Sequence[Trial] = ()) -> list[Regression]:
     paired = analysis.paired.get(analysis.candidate)
     if paired is None or worst <= 0:
         return []
+    steps = first_steps(trials, (BASELINE, analysis.candidate))
     cases = analysis.cases or {}
     column = paired.metrics.index(WEIGHTED)
     found = []
@@ -107,6 +114,7 @@ def _regressions(analysis: Analysis, worst: int) -> list[Regression]:
                     for i, m in enumerate(paired.metrics)
                     if m != WEIGHTED
                 },
+                steps=steps.get(case_id, {}),
             )
         )
     return out
@@ -318,6 +326,7 @@ def build_report(
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
         coverage=gate.coverage,
+        sequential=gate.sequential,
         judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[
@@ -347,7 +356,7 @@ def build_report(
             for name, paired in analysis.paired.items()
         ],
         checks=list(gate.checks),
-        worst_regressions=_regressions(analysis, worst),
+        worst_regressions=_regressions(analysis, worst, trials),
         blockers=blockers(analysis),
         by_risk=_groups(weighted, lambda c: c.risk, cases) if cases else [],
         by_category=_groups(weighted, lambda c: c.category, cases) if cases else [],

@@ -1,6 +1,6 @@
 """The HTML report's charts, drawn with matplotlib from the report model, as inline SVG.
 
-Each function returns an `<svg>` string (see `assay.reports.svg.figure_svg`), or None when
+Each function returns an `<svg>` string (see `assay.web.svg.figure_svg`), or None when
 the report has nothing to draw. Labels come from user data: `$` is escaped so matplotlib
 never reads them as mathtext; XML escaping is the serialiser's.
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from matplotlib.axes import Axes
 
 from assay.reports.model import ConditionComparison, LengthSeries, PairwiseRow, WinTieLoss
-from assay.reports.svg import figure_svg, new_figure
+from assay.web.svg import figure_svg, new_figure, plain
 
 WEIGHTED = "weighted_score"
 BETTER = "#1a7f37"
@@ -20,11 +20,6 @@ WORSE = "#c62828"
 NEUTRAL = "#6e7781"
 SERIES = ("#2457a6", "#d9822b", "#7b3fa0", "#2a9d8f", "#b5485d")
 MARKERS = ("o", "s", "D", "^", "v")
-
-
-def plain(text: str) -> str:
-    """Untrusted text as a matplotlib label: no mathtext."""
-    return text.replace("$", r"\$")
 
 
 def _tidy(axes: Axes) -> None:

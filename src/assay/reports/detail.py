@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assay.core.records import Comparison, Trial
+from assay.core.trajectory_text import shown_lines
 from assay.reports.model import (
     CalibrationMatrix,
     CaseDetail,
@@ -141,6 +142,26 @@ def calibration_matrices(results: Mapping[str, DimensionResult]) -> list[Calibra
     return matrices
 
 
+def first_steps(
+    trials: Sequence[Trial], conditions: Sequence[str]
+) -> dict[str, dict[str, list[str]]]:
+    """Case id → condition → the shown steps of its lowest-numbered trial of the case that
+    recorded a trajectory (the worst regressions show them)."""
+    first: dict[tuple[str, str], Trial] = {}
+    for trial in trials:
+        if trial.trajectory and trial.condition in conditions:
+            key = (trial.case_id, trial.condition)
+            held = first.get(key)
+            if held is None or trial.trial < held.trial:
+                first[key] = trial
+    out: dict[str, dict[str, list[str]]] = {}
+    for condition in conditions:  # (in the order given: baseline first)
+        for (case_id, name), trial in first.items():
+            if name == condition:
+                out.setdefault(case_id, {})[condition] = shown_lines(trial.trajectory)
+    return out
+
+
 def cut_prompt(prompt: str) -> str:
     """A case's prompt as the drill-down shows it: at most `MAX_PROMPT` characters, and a
     note of the whole length when cut (a 50 MB prompt must not make a 50 MB report)."""
@@ -165,6 +186,7 @@ def _view(
         score=_r(analysis.rubric.weighted(row.metrics), 4) if row is not None else None,
         metrics={k: round(v, 4) for k, v in row.metrics.items()} if row is not None else {},
         blocker=row.blocker if row is not None else False,
+        steps=shown_lines(trial.trajectory) if trial is not None else [],
     )
 
 

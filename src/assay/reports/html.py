@@ -1,7 +1,7 @@
 """The HTML report: one self-contained file, readable without JavaScript, that runs none.
 
 - Every value from the report model is escaped by Jinja2's autoescape; only the charts
-  (serialised by `assay.reports.svg`, which escapes their text) and our own stylesheet
+  (serialised by `assay.web.svg`, which escapes their text) and our own stylesheet
   are marked safe.
 - A Content-Security-Policy meta tag allows nothing but the one `<style>` element, by its
   SHA-256 hash: no script, no inline `style` attribute, no image, font, frame or network
@@ -23,8 +23,8 @@ from markupsafe import Markup
 from assay.reports import charts
 from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.model import CalibrationMatrix, MetricDelta, Report
-from assay.reports.svg import SVG_NS, XLINK_NS
 from assay.verdict.checks import Check, interval_text
+from assay.web.svg import SVG_NS, XLINK_NS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -80,7 +80,12 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        num=_num, signed=_signed, interval=_interval, heat=_heat, tone=_tone, corpus=corpus_checks
+        num=_num,
+        signed=_signed,
+        interval=_interval,
+        heat=_heat,
+        tone=_tone,
+        corpus=corpus_checks,
     )
     return env
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from assay.reports.charts import MARKERS, SERIES, _tidy, plain
+from assay.reports.charts import MARKERS, SERIES, _tidy
 from assay.reports.html import content_security_policy, inline_svg, stylesheet
-from assay.reports.svg import figure_svg, new_figure
+from assay.web.svg import figure_svg, new_figure, plain
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import (
     BaseModel,
@@ -15,7 +16,14 @@ from pydantic import (
     model_serializer,
 )
 
-from assay.verdict.checks import Check, Coverage, JudgeStatus, SpendFigures, Verdict
+from assay.verdict.checks import (
+    Check,
+    Coverage,
+    JudgeStatus,
+    Sequential,
+    SpendFigures,
+    Verdict,
+)
 
 REPORT_VERSION = 1
 
@@ -57,6 +65,12 @@ class Regression(ReportModel):
     risk: str | None
     delta: float
     metrics: dict[str, float | None]
+    steps: dict[str, list[str]] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="per condition, the steps of its first trial of the case that recorded"
+        " a trajectory, one line each (core/trajectory_text.py)",
+    )
 
 
 class Blocker(ReportModel):
@@ -187,6 +201,11 @@ class TrialView(ReportModel):
     score: float | None = Field(default=None, description="the trial's weighted score")
     metrics: dict[str, float] = Field(default_factory=dict)
     blocker: bool = False
+    steps: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,
+        description="the trial's trajectory, one line per step (absent: none recorded)",
+    )
 
 
 class Evidence(ReportModel):
@@ -256,6 +275,12 @@ class Report(ReportModel):
         description="the evidence expected (cases × gated conditions × trials) and found:"
         " answered, errored, missing, scored, and the gaps by case",
     )
+    sequential: Sequential | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a sequential run's stop (`[gate] sequential`): the cases and calls the"
+        " verdict took, the method and its guarantee (absent for a run of every case)",
+    )
     judge: JudgeStatus | None = Field(
         default=None,
         exclude_if=lambda value: value is None,
@@ -287,6 +312,18 @@ class Report(ReportModel):
         " report; absent otherwise)",
     )
     calibration: list[CalibrationMatrix] = Field(default_factory=list)
+    view_url: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the run's page in `assay view` (`[report] view_url` or ASSAY_VIEW_URL);"
+        " each case is at view_url/cases/CASE_ID (percent-encoded)",
+    )
     drilldown: list[CaseDetail] = Field(default_factory=list)
     drilldown_of: int = Field(default=0, description="cases the drill-down was chosen from")
     notes: list[str] = Field(default_factory=list)
+
+    def case_url(self, case_id: str) -> str | None:
+        """The case's page in `assay view` (None: no `view_url`)."""
+        if not self.view_url:
+            return None
+        return f"{self.view_url}/cases/{quote(case_id, safe='')}"

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from markupsafe import Markup
+
 from assay.core.jsonl import atomic_writer
 from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.files import REPORT_FILES
@@ -65,6 +67,8 @@ def markdown_text(value: object) -> str:
     trials, score rows and judges cannot add HTML, links or images to a pull-request comment
     (a tracking pixel or worse); a bare address is shown as code, not linked, and so are
     @mentions and e-mail addresses, which would notify people."""
+    if isinstance(value, Markup):  # made here from trusted parts (`_viewed`)
+        return str(value)
     text = "" if value is None else str(value)
     parts: list[str] = []
     last = 0
@@ -73,6 +77,14 @@ def markdown_text(value: object) -> str:
         last = match.end()
     parts.append(_inert(text[last:]))
     return "".join(parts)
+
+
+def _linked(text: str, url: str | None) -> str:
+    """`text` as a Markdown link to `url`, an address assay made (`Report.case_url`,
+    `view_url`); as inert text without one."""
+    if not url:
+        return text
+    return Markup(f"[{markdown_text(text)}]({url})")
 
 
 def _drops(metrics: dict[str, float | None]) -> str:
@@ -99,6 +111,7 @@ def environment() -> Environment:
         signed=_signed,
         interval=_interval,
         drops=_drops,
+        linked=_linked,
         figures=_figures,
         corpus=corpus_checks,
         value_interval=value_interval,
@@ -128,9 +141,13 @@ def render_junit(report: Report) -> str:
     import xml.etree.ElementTree as ET
 
     suite = ET.Element("testsuite", name=report.title)
-    if report.judge is not None:  # properties come first in a JUnit testsuite
+    if report.judge is not None or report.sequential is not None:  # properties come first
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
+        if report.judge is not None:
+            ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
+        if report.sequential is not None:
+            stop = report.sequential.headline
+            ET.SubElement(properties, "property", name="sequential", value=stop)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")

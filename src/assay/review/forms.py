@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import FormData
 
+from assay.core.trajectory_text import shown_lines
 from assay.review.items import ReviewItem
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def response_slots(
                 "missing": trial is None,
                 "error": trial.error if trial is not None else None,
                 "text": trial.response if trial is not None else "",
+                "steps": shown_lines(trial.trajectory) if trial is not None else [],
                 "scorable": item.scorable(condition),
                 "scores": given.get("scores", {}),
                 "blocker": bool(given.get("blocker")),

@@ -303,7 +303,7 @@ def scorer_factory(name: str) -> Callable[..., Any]:
     return SCORERS[name]
 
 
-def create_scorer(name: str, **options: Any) -> Scorer:
+def create_scorer(name: str, /, **options: Any) -> Scorer:
     """Build a registered scorer with its options (from the suite file)."""
     factory = scorer_factory(name)
     try:

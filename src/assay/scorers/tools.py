@@ -11,7 +11,8 @@ Per trial (core/trajectory.py `ToolsExpect` says what each key means):
   listed ones (each as a multiset of names: a tool listed twice must be called twice).
 - `args_match` (with `args`): the share of the tools in `args` with at least one call whose
   arguments contain the given JSON object (a JSON subset: objects by key, recursively; lists
-  item by item, of the same length; scalars equal, a boolean never equal to a number).
+  item by item, of the same length; scalars equal, a boolean never equal to a number) or,
+  when the object has a `$schema` key, validate against it as a JSON Schema.
 - `forbidden_calls` (with `must_not_call`): the calls to forbidden tools; any is a blocking
   finding (`blocker`), unless the scorer's option `forbidden_blocks = false` (a suite's
   `{ name = "tools", options = { forbidden_blocks = false } }`) leaves it to the gate's
@@ -29,29 +30,16 @@ reports none), is not scored.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from assay.core.errors import InputError
-from assay.core.trajectory import ModelTurn, ToolsExpect, tool_calls
+from assay.core.trajectory import (
+    ModelTurn,
+    ToolsExpect,
+    arguments_match,
+    tool_calls,
+)
 from assay.scorers.base import BLOCKER, CheckScorer, Metrics, ScoreContext, register
 from assay.scorers.common import flag
-
-
-def json_contains(actual: Any, expected: Any) -> bool:
-    """Whether `actual` contains `expected` as a JSON subset (see the module's docstring)."""
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(
-            key in actual and json_contains(actual[key], value) for key, value in expected.items()
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list)
-            and len(actual) == len(expected)
-            and all(json_contains(a, e) for a, e in zip(actual, expected, strict=True))
-        )
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(expected, bool) and isinstance(actual, bool) and actual == expected
-    return bool(actual == expected)
 
 
 def trajectory_matches(called: list[str], reference: list[str], mode: str) -> bool:
@@ -130,8 +118,8 @@ class Tools(CheckScorer):
             passed = passed and matched
         if tools.args:
             found = [
-                any(c.name == tool and json_contains(c.arguments, subset) for c in calls)
-                for tool, subset in tools.args.items()
+                any(c.name == tool and arguments_match(c.arguments, wanted) for c in calls)
+                for tool, wanted in tools.args.items()
             ]
             metrics["args_match"] = sum(found) / len(found)
             passed = passed and all(found)

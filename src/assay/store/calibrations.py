@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.measure.agreement import DimensionResult
 from assay.measure.thresholds import dimension_key
-from assay.store.db import Store, now_iso
+from assay.store.db import Connected, Store, now_iso
 
 
 @dataclass
@@ -64,7 +64,7 @@ def save_calibration(store: Store, results: dict[str, DimensionResult], labels_s
     return count
 
 
-def latest_calibrations(store: Store) -> list[StoredCalibration]:
+def latest_calibrations(store: Connected) -> list[StoredCalibration]:
     """The latest stored verdict per judge configuration and dimension."""
     rows = store.db.execute(
         "SELECT judge, prompt_sha256, dimension, verdict, n, kappa, agreement, safety, created_at"

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from assay.core.errors import AssayError, Incomplete, InputError
 from assay.core.jsonl import json_line
@@ -189,6 +189,13 @@ def write_ahead(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+class Connected(Protocol):
+    """What reads a store needs: its connection (a `Store`, or the viewer's read-only one)."""
+
+    @property
+    def db(self) -> sqlite3.Connection: ...
 
 
 class Store:

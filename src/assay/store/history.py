@@ -17,7 +17,7 @@ from assay.core.records import ScoreRow
 from assay.measure.bias import score_value
 from assay.measure.history import JudgeScore, prompt_hash
 from assay.measure.inputs import TrialKey
-from assay.store.db import Store, now_iso
+from assay.store.db import Connected, Store, now_iso
 
 _SAME_ROW = (
     "run_id = ? AND source = ? AND prompt_sha256 = ? AND case_id = ? AND trial = ?"
@@ -102,7 +102,7 @@ def save_score_rows(
     return len(rows)
 
 
-def judge_scores(store: Store) -> list[JudgeScore]:
+def judge_scores(store: Connected) -> list[JudgeScore]:
     """Every recorded score row, in the order it was first recorded."""
     cursor = store.db.execute(
         "SELECT run_id, source, prompt_sha256, case_id, trial, condition, score, length"

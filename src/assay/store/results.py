@@ -1,5 +1,6 @@
 """What a suite run's evaluation found, recorded for `assay view` (`run_results`, `run_cases`,
-`run_scores`, `run_cells`; read back by views.py).
+`run_scores`, `run_cells`; read back by views.py), and each run's wall time and git commit
+(`run_provenance`).
 
 Recording a run again (a rerun of the same suite resumes the same run id) replaces what was
 recorded for it, in one transaction.
@@ -84,4 +85,17 @@ def save_results(
             " VALUES (?, ?, ?, ?, ?)",
             (run_id, cell.case_id, cell.condition, cell.weighted, int(cell.blocker)),
         )
+    store.flush()
+
+
+def add_run_time(store: Store, run_id: str, seconds: float, git_commit: str | None) -> None:
+    """Add one invocation's wall time to the run's, and record the commit it ran from (a
+    resumed run keeps the commit it had when this one's is unknown)."""
+    store.queue(
+        "INSERT INTO run_provenance (run_id, git_commit, duration_s, updated_at)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET"
+        " duration_s = duration_s + excluded.duration_s,"
+        " git_commit = COALESCE(excluded.git_commit, git_commit), updated_at = excluded.updated_at",
+        (run_id, git_commit, max(0.0, seconds), now_iso()),
+    )
     store.flush()

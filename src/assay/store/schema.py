@@ -26,7 +26,8 @@ Tables (the modules of store/ that read and write them):
   call cache keys of their requests.
 - `run_results`, `run_cases`, `run_scores`, `run_cells` (results.py writes, views.py reads):
   what a suite run's evaluation found (suite, verdict, report), its cases, its score rows and
-  each case × condition's weighted score and blocking flag, for `assay view`.
+  each case × condition's weighted score and blocking flag, for `assay view`;
+  `run_provenance` (results.py): each run's wall time and git commit, for the runs list.
 - `call_claims` (claims.py): the calls in flight by cache key, with the process making each
   and its heartbeat, so overlapping processes never make the same call twice.
 """
@@ -329,6 +330,20 @@ def _add_call_claims(db: sqlite3.Connection) -> None:
     )
 
 
+def _add_run_provenance(db: sqlite3.Connection) -> None:
+    """8 → 9: `run_provenance`, each run's wall time summed over the invocations that ran it
+    (answering, judging, scoring, reporting) and the git commit of the checkout it last ran
+    from, for `assay view`'s runs list."""
+    db.execute(
+        """CREATE TABLE run_provenance (
+    run_id TEXT PRIMARY KEY,
+    git_commit TEXT,
+    duration_s REAL NOT NULL,
+    updated_at TEXT NOT NULL
+)"""
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
@@ -338,6 +353,7 @@ MIGRATIONS: Sequence[Migration] = (
     _spend_roles_and_call_costs,
     _add_run_results,
     _add_call_claims,
+    _add_run_provenance,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.errors import InputError
+from assay.measure.history import JudgeScore
+from assay.store.calibrations import StoredCalibration, latest_calibrations
 from assay.store.db import damaged_store
+from assay.store.history import judge_scores
 from assay.store.schema import check_version
 
 
@@ -34,6 +37,8 @@ class RunSummary:
     suite: str | None = None
     verdict: str | None = None
     saved_at: str | None = None
+    git_commit: str | None = None
+    duration_s: float | None = None
 
     @property
     def conditions(self) -> list[str]:
@@ -149,6 +154,16 @@ class ReadOnlyStore:
             if self._has("run_results")
             else {}
         )
+        provenance = (
+            {
+                r: (commit, seconds)
+                for r, commit, seconds in self._rows(
+                    f"SELECT run_id, git_commit, duration_s FROM run_provenance {where}", params
+                )
+            }
+            if self._has("run_provenance")
+            else {}
+        )
         found = []
         for r, created_at, config in self._rows(
             f"SELECT run_id, created_at, config FROM runs {where} ORDER BY created_at DESC, run_id",
@@ -164,6 +179,7 @@ class ReadOnlyStore:
                     errored,
                     spent.get(r),
                     *(results.get(r) or (None, None, None)),
+                    *(provenance.get(r) or (None, None)),
                 )
             )
         return found
@@ -172,6 +188,27 @@ class ReadOnlyStore:
         if not self._has("run_results"):
             return []
         return [s for (s,) in self._rows("SELECT DISTINCT suite FROM run_results ORDER BY suite")]
+
+    def suite_runs(self, suite: str) -> list[tuple[RunSummary, dict[str, Any]]]:
+        """The suite's recorded runs, oldest first, each with its report's data."""
+        if not self._has("run_results"):
+            return []
+        reports = {
+            r: _json_object(text)
+            for r, text in self._rows(
+                "SELECT run_id, report FROM run_results WHERE suite = ? ORDER BY saved_at, run_id",
+                (suite,),
+            )
+        }
+        known = {r.run_id: r for r in self.runs(suite)}
+        return [(known[r], report) for r, report in reports.items() if r in known]
+
+    def judge_history(self) -> tuple[list[JudgeScore], list[StoredCalibration]]:
+        """The judge monitoring rows (`assay history`'s): score rows and latest calibrations."""
+        with self._lock:
+            rows = judge_scores(self) if self._has("judge_scores") else []
+            verdicts = latest_calibrations(self) if self._has("judge_calibrations") else []
+        return rows, verdicts
 
     def report(self, run_id: str) -> dict[str, Any] | None:
         """The recorded report of the run's evaluation (report.json's data), if any."""

@@ -168,6 +168,45 @@ class Coverage(Output):
         return list(dict.fromkeys(g.case_id for g in self.gaps))
 
 
+class Sequential(Output):
+    """How a sequential run (`[gate] sequential`) reached its verdict: after `cases` of
+    `total_cases` cases (look `look` of `looks`), gated at `level` (the interval shown is the
+    one at that level), the calls made and those not made with the dollars they would likely
+    have cost, and the method with its guarantee (docs/sequential.md)."""
+
+    method: str
+    guarantee: str
+    look: int = Field(description="the look the verdict was reached at (1 = the first)")
+    looks: int = Field(description="the looks planned over every case")
+    cases: int = Field(description="cases looked at (the verdict's evidence)")
+    total_cases: int = Field(description="cases in the catalogue")
+    level: float = Field(description="the confidence level the gate was evaluated at")
+    stopped_early: bool = Field(description="the verdict was settled before the last look")
+    calls_made: int = Field(description="trials run (cases looked at × conditions × trials)")
+    calls_not_made: int = Field(description="trials of the cases never looked at")
+    usd_not_spent: float | None = Field(
+        default=None,
+        description="what the calls not made would likely have cost: the run's spend per"
+        " trial so far × the trials not made (null: nothing was metered)",
+    )
+    case_ids: list[str] = Field(default_factory=list, exclude=True)
+    """The cases looked at: the evidence coverage expects (not written out)."""
+
+    @property
+    def headline(self) -> str:
+        """`sequential: verdict reached after 20 of 100 cases (look 1 of 5, level 0.99);
+        calls made 40, calls not made 160 (≈ $0.0123 not spent)`; a run that stopped at a
+        look before the last without settling it (its budget, errors) says so."""
+        reached = self.stopped_early or self.look == self.looks
+        what = "verdict reached" if reached else "stopped without a settled verdict"
+        money = f" (≈ ${self.usd_not_spent:.4f} not spent)" if self.usd_not_spent else ""
+        return (
+            f"sequential: {what} after {self.cases} of {self.total_cases} cases (look"
+            f" {self.look} of {self.looks}, level {self.level:.6g}); calls made"
+            f" {self.calls_made}, calls not made {self.calls_not_made}{money}"
+        )
+
+
 class ReleaseGate(Output):
     """The verdict for the candidate and the checks behind it: `reasons` says what is
     missing (INCOMPLETE), failed (FAIL) or is undecided (INCONCLUSIVE) and is empty when the
@@ -185,6 +224,12 @@ class ReleaseGate(Output):
     cases_needed: int | None
     checks: list[Check]
     coverage: Coverage | None = None
+    sequential: Sequential | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a sequential run's stop: the cases and calls the verdict took, the"
+        " method and its guarantee (absent for a run of every case)",
+    )
 
 
 class Interval(Output):

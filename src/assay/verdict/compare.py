@@ -27,9 +27,10 @@ class ConditionSummary:
 
 @dataclass(slots=True)
 class Delta:
-    """A paired delta (other − baseline) with its interval (`verdict.interval`), over `cases`
-    cases."""
+    """A paired delta (other − baseline) of `metric` with its interval (`verdict.interval`),
+    over `cases` cases."""
 
+    metric: str
     delta: float
     ci_low: float
     ci_high: float
@@ -195,6 +196,7 @@ def intervals(
     result = paired_intervals(deltas, level=level, span=spans)
     return {
         name: Delta(
+            metric=name,
             delta=float(result.mean[i]),
             ci_low=float(result.low[i]),
             ci_high=float(result.high[i]),

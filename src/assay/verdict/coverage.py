@@ -11,6 +11,7 @@ else the most trials any case has). Each expected key is
 - **scored**: the gate has a row for it; when the judge scores (an enabled direct judge, or
   judge/human score rows given), a row from it.
 
+A sequential run that stopped early expects only the cases it looked at (`looked`).
 A gap (errored, missing, or answered but not scored) makes the verdict INCOMPLETE (exit 3),
 unless `[gate] max_errored` allows it (a number of cases, or a share of the expected cases
 when below 1). A high-risk case, or one with a safety expectation (`escalate` or `refuse`)
@@ -83,16 +84,23 @@ def measure(
     trials: int | None,
     gate: GateSection,
     source: SourceSection | None = None,
+    looked: Collection[str] | None = None,
 ) -> Coverage:
     """Compare the expected keys with the evidence and decide which gaps are tolerated.
 
     Counted case by case from the records (never one object per expected key: a plan of a
     million trials costs what its records cost); the first gap of every case with gaps, then
-    more up to `LISTED`, are listed."""
+    more up to `LISTED`, are listed. `looked`: the cases a sequential run stopped after
+    (`verdict.looks`), the only ones expected."""
     planned = planned_trials(trials, evidence)
     wanted = set(conditions)
     if cases is not None:
         case_ids: list[str] = list(cases)
+        if looked is not None:
+            chosen = set(looked)
+            case_ids = [c for c in case_ids if c in chosen]
+    elif looked is not None:
+        case_ids = list(dict.fromkeys(looked))
     else:
         seen = [t.case_id for t in evidence.trials if t.condition in wanted]
         seen += [k[0] for k in evidence.scored if k[1] in wanted]

@@ -10,7 +10,9 @@ How deterministic results feed the release gate:
 - a `blocker` metric above 0 (a missed escalation) is a blocking finding on that trial;
 - `[scoring.thresholds]` and `[scoring.corpus]` are checked on the gated condition over
   every metric its trials carry (`assay.verdict.thresholds`).
-Errored trials are never scored.
+Errored trials are never scored. A scorer's error row (no figure, an `error`: a library
+metric's value outside its range, an input the trial lacked) fails the gate (`error_checks`):
+a figure that could not be measured is never left out silently.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from assay.core.records import Trial
 from assay.scorers.base import Score, Scorer
 from assay.scorers.runner import primary_metrics
+from assay.verdict.checks import Check
 from assay.verdict.rows import Finding, ScoredTrial
 
 
@@ -76,3 +79,28 @@ def aggregates(
     for (condition, name), rows in sorted(grouped.items()):
         out.setdefault(condition, {})[name] = by_name[name].aggregate(rows)
     return out
+
+
+def error_checks(results: Sequence[Score], scorers: Sequence[Scorer]) -> list[Check]:
+    """A failed check per scorer with error rows, naming how many and the first."""
+    errored: dict[str, list[Score]] = {}
+    for result in results:
+        if result.fields.get("error"):
+            errored.setdefault(result.scorer, []).append(result)
+    metrics = {s.name: tuple(s.metrics) for s in scorers}
+    checks = []
+    for name, rows in errored.items():
+        first = rows[0]
+        own = metrics.get(name, ())
+        checks.append(
+            Check(
+                name=f"scorer:{name}",
+                metric=own[0] if len(own) == 1 else None,
+                status="fail",
+                reason=f"{name}: {len(rows)} row(s) errored, so their figures are missing"
+                f" (first: case {first.case_id}#{first.trial} {first.condition}:"
+                f" {first.fields['error']})",
+                cases=len({r.case_id for r in rows}),
+            )
+        )
+    return checks

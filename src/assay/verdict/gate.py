@@ -41,6 +41,7 @@ from assay.verdict.checks import (
     Coverage,
     GateMode,
     ReleaseGate,
+    Sequential,
     Status,
     Verdict,
     interval_text,
@@ -71,6 +72,8 @@ class GateResult:
     """Whether the candidate was compared with baseline (False: gated on its own)."""
     coverage: Coverage | None = None
     """The evidence expected and found (`verdict.coverage`); None when not measured."""
+    sequential: Sequential | None = None
+    """A sequential run's stop (`verdict.looks`); None for a run of every case."""
 
     @property
     def verdict(self) -> Verdict:
@@ -140,6 +143,7 @@ class GateResult:
             cases_needed=self.cases_needed,
             checks=list(self.checks),
             coverage=self.coverage,
+            sequential=self.sequential,
         )
 
 
@@ -369,6 +373,7 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
     if metric not in lower:
         return interval
     return Delta(
+        metric=interval.metric,
         delta=-interval.delta,
         ci_low=-interval.ci_high,
         ci_high=-interval.ci_low,

@@ -9,12 +9,14 @@ corpus thresholds (`verdict.thresholds`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
@@ -22,18 +24,17 @@ from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Threshold
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
-from assay.models.llamacpp import QUALITY_NOTE
 from assay.scorers import Score, Scorer
 from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, run_scorers
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict import coverage
 from assay.verdict.analysis import Analysis, analyse
-from assay.verdict.checks import Check, Coverage, Verdict
+from assay.verdict.checks import Check, Coverage, Sequential, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
-from assay.verdict.deterministic import merge_rows, scored_trials
+from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
 from assay.verdict.gate import calibration_checks
 from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
@@ -57,6 +58,9 @@ class Inputs:
     planned_trials: int | None = None
     """Trials each case was meant to have (a run's plan); None: the suite's `trials` when it
     sets it, else the most any case has (`verdict.coverage`)."""
+    sequential: Sequential | None = None
+    """A sequential run's look (`verdict.looks`): the gate is evaluated at its level, and the
+    evidence expected is the cases it looked at (a run stopped early is not incomplete)."""
 
 
 @dataclass(slots=True)
@@ -216,6 +220,9 @@ def evaluate(
     """
     from assay.scorers.judge.config import suite_judge
 
+    if inputs.sequential is not None:  # the look's level: every interval and bound at it
+        gate_at = config.gate.model_copy(update={"level": inputs.sequential.level})
+        config = dataclasses.replace(config, gate=gate_at)
     scorers = build_scorers(config.scorers, *suite_judge(config.suite))
     check_config_metrics(config, scorers, {m for row in inputs.scores for m in row.metrics})
     if scorers and inputs.trials and inputs.cases is None:
@@ -272,6 +279,7 @@ def evaluate(
         cases=cases,
         failures=[
             *([gap] if gap is not None else []),
+            *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
                 results,
@@ -287,6 +295,7 @@ def evaluate(
         ],
     )
     analysis.gate.coverage = coverage
+    analysis.gate.sequential = inputs.sequential
     return Evaluation(
         analysis=analysis,
         results=results,
@@ -334,6 +343,7 @@ def measure_coverage(
         gated,
         cases=inputs.cases,
         trials=planned,
+        looked=inputs.sequential.case_ids if inputs.sequential is not None else None,
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from assay.core.errors import InputError
 from assay.core.suite import Threshold
@@ -79,6 +80,47 @@ def figure_method(
     return f"scorer:{source}" if source in scorers else source
 
 
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """A case's figure of a metric with a per-case threshold, and what it missed (`missed`:
+    e.g. `contains 0 < min 1`; empty when it meets the threshold)."""
+
+    case_id: str
+    source: str
+    metric: str
+    value: float
+    bound: Threshold
+    missed: tuple[str, ...]
+
+
+def bounded_figures(
+    results: Sequence[Score],
+    thresholds: Mapping[str, Threshold],
+    condition: str,
+    rows: Iterable[ScoredTrial] = (),
+    means: CaseMeans | None = None,
+) -> list[Bounded]:
+    """Every case's figure that has a per-case threshold, checked against it (cases sorted;
+    `means`: `case_metric_means` of the condition when made already)."""
+    if not thresholds:
+        return []  # nothing to check: skip the per-case means (a report asks for them too)
+    if means is None:
+        means = case_metric_means(results, condition, rows)
+    found = []
+    for case, metrics in sorted(means.items()):
+        for metric, bound in thresholds.items():
+            if metric not in metrics:
+                continue
+            source, value = metrics[metric]
+            missed = []
+            if bound.min is not None and value < bound.min - TOLERANCE:
+                missed.append(f"{metric} {value:.3g} < min {bound.min:g}")
+            if bound.max is not None and value > bound.max + TOLERANCE:
+                missed.append(f"{metric} {value:.3g} > max {bound.max:g}")
+            found.append(Bounded(case, source, metric, value, bound, tuple(missed)))
+    return found
+
+
 def threshold_misses(
     results: Sequence[Score],
     thresholds: Mapping[str, Threshold],
@@ -86,19 +128,11 @@ def threshold_misses(
     rows: Iterable[ScoredTrial] = (),
 ) -> list[tuple[str, str, str, str]]:
     """(case, source, metric, message) for every case whose mean misses a threshold."""
-    if not thresholds:
-        return []  # nothing to miss: skip the per-case means (a report asks for them too)
-    misses = []
-    for case, metrics in sorted(case_metric_means(results, condition, rows).items()):
-        for metric, bound in thresholds.items():
-            if metric not in metrics:
-                continue
-            source, value = metrics[metric]
-            if bound.min is not None and value < bound.min - TOLERANCE:
-                misses.append((case, source, metric, f"{metric} {value:.3g} < min {bound.min:g}"))
-            if bound.max is not None and value > bound.max + TOLERANCE:
-                misses.append((case, source, metric, f"{metric} {value:.3g} > max {bound.max:g}"))
-    return misses
+    return [
+        (b.case_id, b.source, b.metric, message)
+        for b in bounded_figures(results, thresholds, condition, rows)
+        for message in b.missed
+    ]
 
 
 def threshold_checks(

@@ -1,9 +1,11 @@
 """The viewer web app: server-rendered pages (Starlette + Jinja2), GET only, over a store
 opened read-only.
 
-Every page has a stable address: `/` (runs; `?suite=`), `/runs/RUN` (the case matrix; its
-filters, sort and page in the query string), `/runs/RUN/cases/CASE` (a case), `/compare?a=RUN&b=RUN`
-(two runs). The security middleware is the review app's (`assay.web.security`).
+Every page has a stable address (`view/links.py`): `/` (runs; `?suite=`), `/runs/RUN` (the case
+matrix; its filters, sort and page in the query string), `/runs/RUN/cases/CASE` (a case),
+`/compare?a=RUN&b=RUN` (two runs), `/suites/SUITE/history` (a suite across its runs). The
+security middleware is the review app's (`assay.web.security`). `view/export.py` renders the
+same templates into files.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from jinja2 import Environment
 from starlette.applications import Starlette
@@ -25,6 +26,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from assay.store.views import ReadOnlyStore
+from assay.view.history import history_page
+from assay.view.links import SERVER, Links
 from assay.view.matrix import OUTCOMES, MatrixCache, parse_filters, select
 from assay.view.pages import case_page, compare_page
 from assay.web.security import SecurityMiddleware
@@ -43,15 +46,19 @@ class ViewConfig:
 
 
 def run_url(run_id: str, query: dict[str, str] | None = None) -> str:
-    return f"/runs/{quote(run_id, safe='')}" + (f"?{urlencode(query)}" if query else "")
+    return SERVER.run(run_id, query)
 
 
 def case_url(run_id: str, case_id: str) -> str:
-    return f"/runs/{quote(run_id, safe='')}/cases/{quote(case_id, safe='')}"
+    return SERVER.case(run_id, case_id)
 
 
 def compare_url(a: str, b: str) -> str:
-    return f"/compare?{urlencode({'a': a, 'b': b})}"
+    return SERVER.compare(a, b)
+
+
+def history_url(suite: str) -> str:
+    return SERVER.history(suite)
 
 
 def _number(value: Any, digits: int = 3) -> str:
@@ -71,13 +78,32 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def _duration(seconds: Any) -> str:
+    """`42 s`, `3 min 5 s`, `2 h 04 min`; `—` when not recorded."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return "—"
+    if not math.isfinite(seconds) or seconds < 0:
+        return "—"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 def templates() -> Environment:
     env = environment(HERE / "templates")
-    env.filters.update(number=_number, signed=_signed, shown=_shown)
-    env.globals.update(
-        run_url=run_url, case_url=case_url, compare_url=compare_url, outcomes=OUTCOMES
-    )
+    env.filters.update(number=_number, signed=_signed, shown=_shown, duration=_duration)
+    env.globals.update(outcomes=OUTCOMES)
     return env
+
+
+def render_page(env: Environment, name: str, links: Links, title: str, **context: Any) -> str:
+    """One page's HTML, its links made by `links` (the server's, or an export's)."""
+    return env.get_template(name).render(title=title, links=links, **context)
 
 
 def create_app(config: ViewConfig) -> Starlette:
@@ -86,7 +112,7 @@ def create_app(config: ViewConfig) -> Starlette:
     cache = MatrixCache(store)
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        html = env.get_template(name).render(title=config.title, **context)
+        html = render_page(env, name, SERVER, config.title, **context)
         return HTMLResponse(html, status_code=status)
 
     def not_found(message: str) -> HTMLResponse:
@@ -143,6 +169,13 @@ def create_app(config: ViewConfig) -> Starlette:
         data = compare_page(before, after)
         return render("compare.html", a=known[a], b=known[b], **data)
 
+    async def history(request: Request) -> Response:
+        suite = request.path_params["suite"]
+        data = await run_in_threadpool(history_page, store, suite)
+        if data is None:
+            return not_found(f"No recorded run of suite {suite} in this store.")
+        return render("history.html", **data)
+
     async def favicon(request: Request) -> Response:
         return Response(status_code=204)
 
@@ -151,6 +184,7 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/runs/{run_id}", run),
         Route("/runs/{run_id}/cases/{case_id:path}", case),
         Route("/compare", compare),
+        Route("/suites/{suite:path}/history", history),
         Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

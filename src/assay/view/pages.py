@@ -136,6 +136,8 @@ class Change:
     weighted_before: float | None
     weighted_after: float | None
     new_errors: list[str]
+    existed: bool = True
+    """Whether the earlier run had the case at all."""
 
     @property
     def flipped(self) -> str | None:
@@ -174,6 +176,7 @@ def compare_page(before: Matrix, after: Matrix) -> dict[str, Any]:
             old_cell.weighted if old_cell is not None else None,
             cell.weighted if cell is not None else None,
             new_errors,
+            was is not None,
         )
         if change.flipped or change.new_errors or (change.delta or 0.0) != 0.0:
             changes.append(change)

@@ -4,12 +4,19 @@ and the scorer around a library metric.
 A library metric asks its LLM for JSON of a pydantic schema. `JudgeBridge.ask` sends that
 prompt as one user message to the judge model through `ctx.caller` — the run's call cache,
 budget, retries and concurrency — with the schema's JSON Schema for structured output, and
-gets one repair attempt (`ask_json`). The libraries never open a connection of their own.
+gets one repair attempt (`ask_json`); `JudgeBridge.embed` asks an embeddings model the same
+way (`models/embeddings.py`). The libraries never open a connection of their own.
+
+What a library gives is checked, never passed through: each metric declares the case fields
+its inputs come from (`case_fields`, checked on the whole catalogue before any call:
+`scorers/inputs.py`), a trial that still lacks one (no context given or retrieved) is an
+error row, and so is a value outside the metric's range (`RANGE`, 0–1 for both libraries)
+or not a number — the row names the metric and the value, and the gate fails on it
+(`verdict/deterministic.error_checks`).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +37,20 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 MAX_TOKENS = 2048
+RANGE = (0.0, 1.0)
+"""What every DeepEval and RAGAS metric scores in."""
+ROUNDING = 1e-9
+"""How far past a bound a value may be and still be that bound (a cosine of 1.0000000000000002)."""
+
+
+class Unmeasurable(Exception):
+    """A trial lacks an input the metric requires (its library name, and the case field it
+    comes from; "" for the trial's response)."""
+
+    def __init__(self, name: str, field: str) -> None:
+        super().__init__(name, field)
+        self.name = name
+        self.field = field
 
 
 def snake(name: str) -> str:
@@ -45,6 +66,19 @@ class JudgeBridge:
     caller: Caller
     model: Model
     case: Case | None = None
+    embedder: Model | None = None
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The embedding vectors of `texts`, one call (cached, budgeted) per text."""
+        from assay.models.embeddings import vectors
+
+        if self.embedder is None:
+            raise RuntimeError("this metric was built without an embeddings model")
+        found = []
+        for text in texts:
+            request = Request(messages=[Message("user", text)], max_tokens=1, case=self.case)
+            found.extend(vectors(await self.caller.call(self.embedder, request)))
+        return found
 
     async def text(self, prompt: str) -> str:
         """A plain-text answer to the prompt."""
@@ -103,7 +137,21 @@ class LibraryScorer(JudgeBacked):
         self.judge_options = judge_options
         self.options = dict(options or {})
         self._llm = self.llm_class()
-        self._build(None)  # bad options fail now (exit 2), before any call
+        # bad options fail now (exit 2), before any call; the inputs it takes are known then
+        self.case_fields = self._case_fields(self.inputs(self._build(None)))
+
+    def inputs(self, metric: Any) -> dict[str, str]:
+        """The metric's required inputs: its library's name → the case field each comes from
+        ("" for the trial's response)."""
+        raise NotImplementedError
+
+    def _case_fields(self, inputs: dict[str, str]) -> dict[str, str]:
+        """Case field → the library inputs it fills (what `scorers/inputs.py` checks)."""
+        fields: dict[str, list[str]] = {}
+        for name, field in inputs.items():
+            if field:
+                fields.setdefault(field, []).append(name)
+        return {field: ", ".join(names) for field, names in fields.items()}
 
     def llm_class(self) -> Any:
         """The library's LLM class that asks through a `JudgeBridge` (built on first use)."""
@@ -149,9 +197,14 @@ class LibraryScorer(JudgeBacked):
         from assay.engine.calls import BudgetExhausted
         from assay.scorers.judge.ask import JudgeFailure
 
-        bridge = JudgeBridge(ctx.caller, self._judge_model(), ctx.case)
+        bridge = self._bridge(ctx)
         try:
             measured = await self.measure(ctx, bridge)
+        except Unmeasurable as exc:
+            source = f"the case's {exc.field}" if exc.field else "the response"
+            if exc.field == "context":
+                source = "context (the case gives none and the trial retrieved none)"
+            return self._error(ctx, f"{self.name}: no {source} for {self.library}'s {exc.name}")
         except BudgetExhausted:
             error = AssayError(f"ERROR: scorer {self.name!r}: the budget cannot cover another call")
             error.exit_code = EXIT_INCOMPLETE
@@ -162,13 +215,35 @@ class LibraryScorer(JudgeBacked):
                 f" {ctx.trial.case_id!r} trial {ctx.trial.trial} ({ctx.trial.condition}): {exc};"
                 " run again to retry it"
             ) from None
-        if measured is None or math.isnan(measured[0]):
+        if measured is None:
             return None
         value, evidence = measured
+        low, high = RANGE
+        if not (isinstance(value, int | float) and low - ROUNDING <= value <= high + ROUNDING):
+            # NaN fails too
+            return self._error(
+                ctx,
+                f"{self.name} = {value!r} is outside its range {low:g}–{high:g}: not used",
+                evidence,
+            )
         fields: dict[str, Any] = {"method": f"judge:{self.judge}"}
         if evidence:
             fields["evidence"] = evidence
-        return Score.of(ctx.trial, self.name, {self.name: float(value)}, **fields)
+        value = min(max(float(value), low), high)
+        return Score.of(ctx.trial, self.name, {self.name: value}, **fields)
+
+    def _bridge(self, ctx: ScoreContext) -> JudgeBridge:
+        assert ctx.caller is not None
+        return JudgeBridge(ctx.caller, self._judge_model(), ctx.case)
+
+    def _error(
+        self, ctx: ScoreContext, error: str, evidence: dict[str, Any] | None = None
+    ) -> Score:
+        """An error row: no figure, what went wrong (and the library's evidence)."""
+        fields: dict[str, Any] = {"method": f"judge:{self.judge}", "error": error}
+        if evidence:
+            fields["evidence"] = evidence
+        return Score.of(ctx.trial, self.name, {}, **fields)
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:
         return mean_aggregate(rows)

@@ -9,9 +9,12 @@ around a `JudgeBridge` (the run's caller and judge model). The test case holds t
 prompt (`input`), the trial's response (`actual_output`), the case's reference
 (`expected_output`) and the grounding sources (`context` and `retrieval_context`: the case's
 context documents plus those the trial retrieved); a trial lacking what the metric requires
-is not scored. Options other than `judge` go to the metric's constructor (`threshold`,
-`include_reason`, ...). Telemetry, update checks and `.env` loading are switched off before
-DeepEval is imported.
+must give what the metric requires (`case_fields`: checked on the cases before any call).
+Options other than `judge` go to the metric's constructor (`threshold`, `include_reason`,
+...). `deepeval:GEval` takes `criteria` or `evaluation_steps`, `evaluation_params` (the test
+case fields the judge sees, default input and actual_output) and `name` (the metric is then
+`deepeval:g_eval:<name>`, so a suite can have several). Telemetry, update checks and `.env`
+loading are switched off before DeepEval is imported.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
+from assay.core.errors import InputError
+from assay.models.registry import ModelOptions
 from assay.scorers.base import ScoreContext
 from assay.scorers.external.bridge import (
     JudgeBridge,
     LibraryScorer,
     MetricFactory,
+    Unmeasurable,
     missing,
     snake,
     unknown,
@@ -41,6 +47,17 @@ QUIET = {
 }
 """Set before DeepEval is imported: no telemetry, no update check, no `.env` read."""
 SCORE_DIRECTION = ".*now scores in the same direction as every other deepeval metric"
+FIELDS = {
+    "input": "prompt",
+    "actual_output": "",
+    "expected_output": "reference",
+    "context": "context",
+    "retrieval_context": "context",
+}
+"""DeepEval's test case fields a trial fills → the case field each comes from ("": the
+trial's response)."""
+GEVAL = "GEval"
+GEVAL_DEFAULT_PARAMS = ("input", "actual_output")
 
 
 def _library() -> Any:
@@ -51,7 +68,7 @@ def _library() -> Any:
 def available(metrics: Any) -> list[str]:
     """DeepEval's single-turn metric classes (what `deepeval:<name>` can name)."""
     base = metrics.BaseMetric
-    return sorted(
+    found = sorted(
         name
         for name in getattr(metrics, "__all__", dir(metrics))
         if name.endswith("Metric")
@@ -59,6 +76,7 @@ def available(metrics: Any) -> list[str]:
         and issubclass(getattr(metrics, name), base)
         and getattr(metrics, name) is not base
     )
+    return [*found, GEVAL]
 
 
 def resolve(name: str) -> Callable[..., Any]:
@@ -107,15 +125,70 @@ class DeepEvalScorer(LibraryScorer):
 
     library = "deepeval"
 
+    def __init__(
+        self,
+        metric: str,
+        name: str,
+        judge: str | None = None,
+        judge_options: ModelOptions | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        label = (options or {}).get("name") if metric == GEVAL else None
+        if label is not None:
+            if not isinstance(label, str) or not label.strip():
+                raise TypeError("name must be a non-empty string")
+            name = f"{name}:{label}"
+        super().__init__(metric, name, judge, judge_options, options)
+
     def llm_class(self) -> Any:
         return _llm_class()
+
+    def _params(self, metric: Any) -> list[str]:
+        """The test case fields the metric requires (their DeepEval names)."""
+        required = metric.evaluation_params if self.metric == GEVAL else metric._required_params
+        return [getattr(p, "value", str(p)) for p in required or []]
+
+    def _geval_options(self) -> dict[str, Any]:
+        """GEval's constructor options from the scorer's (InputError naming the suite field)."""
+        where = f"ERROR: [scoring] scorers: deepeval:{GEVAL} ({self.name})"
+        options = dict(self.options)
+        if options.get("criteria") is None and options.get("evaluation_steps") is None:
+            raise InputError(
+                f"{where}: give options.criteria or options.evaluation_steps (what the judge"
+                " checks: a criterion in words, or the steps it follows)"
+            )
+        from deepeval.test_case import SingleTurnParams
+
+        params = options.get("evaluation_params", list(GEVAL_DEFAULT_PARAMS))
+        if not isinstance(params, list) or not params:
+            raise InputError(f"{where}: options.evaluation_params must be a non-empty list")
+        unknown_params = [p for p in params if p not in FIELDS]
+        if unknown_params:
+            raise InputError(
+                f"{where}: options.evaluation_params: {unknown_params[0]!r} is not one of"
+                f" {', '.join(FIELDS)}"
+            )
+        options["evaluation_params"] = [SingleTurnParams(p) for p in params]
+        options.setdefault("name", GEVAL)
+        return options
 
     def metric_object(self, bridge: JudgeBridge | None) -> Any:
         cls = getattr(_library(), self.metric)
         llm = self._llm(bridge, self.judge or "unset")
+        options = self._geval_options() if self.metric == GEVAL else self.options
         with warnings.catch_warnings():  # 4.x's notice that HallucinationMetric flipped
             warnings.filterwarnings("ignore", SCORE_DIRECTION, DeprecationWarning)
-            return cls(model=llm, async_mode=True, **self.options)
+            metric = cls(model=llm, async_mode=True, **options)
+        unfilled = [p for p in self._params(metric) if p not in FIELDS]
+        if unfilled:
+            raise InputError(
+                f"ERROR: scorer {self.name!r}: DeepEval's {self.metric} needs"
+                f" {', '.join(unfilled)}, which assay's cases and trials do not give"
+            )
+        return metric
+
+    def inputs(self, metric: Any) -> dict[str, str]:
+        return {p: FIELDS[p] for p in self._params(metric)}
 
     async def measure(
         self, ctx: ScoreContext, bridge: JudgeBridge
@@ -132,9 +205,9 @@ class DeepEvalScorer(LibraryScorer):
             retrieval_context=texts,
         )
         metric = self._build(bridge)
-        for param in getattr(metric, "_required_params", []):
-            if getattr(case, getattr(param, "value", str(param)), None) in (None, "", []):
-                return None
+        for param in self._params(metric):
+            if getattr(case, param, None) in (None, "", []):
+                raise Unmeasurable(param, FIELDS[param])
         await metric.a_measure(case, _show_indicator=False)
         evidence: dict[str, Any] = {}
         if getattr(metric, "reason", None):

@@ -15,6 +15,7 @@ from assay.core.errors import InputError
 from assay.core.records import Trial
 from assay.core.rubric import Criterion, Rubric
 from assay.core.suite import Suite
+from assay.core.trajectory_text import Over
 from assay.engine.plan import sha256_json
 from assay.models.base import Model
 from assay.models.registry import (
@@ -59,6 +60,7 @@ class JudgeConfig:
     options: ModelOptions = field(default_factory=ModelOptions)
     batch: bool = False  # --batch: judge calls go through provider batch APIs
     batch_poll_s: float = 30.0
+    over: Over = "response"  # "trajectory": the judges read the trial's steps, then its response
 
     @property
     def judge_model(self) -> str:
@@ -96,8 +98,10 @@ def fingerprint(
     `expectations_first` is not in it: it changes no question put to a judge, only which
     pairs are asked at all, and pairs it decides are never stored as judgments (see
     `scorers/judge/run.py`), so judgments stored with it on or off resume alike."""
+    over = {"over": config.over} if config.over != "response" else {}  # older keys kept
     return sha256_json(
         {
+            **over,
             "judges": config.judges,
             "identities": {s: m.identity() for s, m in models.items()},
             "screen": config.screen,
@@ -194,6 +198,7 @@ def config_from_suite(suite: Suite) -> JudgeConfig:
         options=judge_options(suite),
         batch=section.batch,
         batch_poll_s=suite.run.batch_poll_s,
+        over=section.over,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
+from assay.core.trajectory_text import judged_text
 from assay.engine.calls import Caller
 from assay.scorers.base import Metrics, Score, ScoreContext, mean_aggregate
 from assay.scorers.judge import aggregate as agg
@@ -79,7 +80,7 @@ class DirectJudge:
         """One judge's reading; the `screen` template adds `adequacy`."""
         setup = self.setup
         names, low, high = setup.names, setup.low, setup.high
-        response = shown(trial.response)
+        response = shown(judged_text(trial, setup.config.over))
         prompt = setup.prompt(self.template).render(**case_values(case), response=response)
         screening = self.template == "screen"
         schema = (screen_schema if screening else direct_schema)(names, low, high)

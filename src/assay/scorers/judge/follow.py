@@ -120,7 +120,10 @@ class JudgeFollower:
             return
         if self.config.mode == "direct" and not self.config.length_normalised:
             if trial.error is None:
-                self._start(direct_item(0, trial, case, self.config_key), self.scorer)
+                self._start(
+                    direct_item(0, trial, case, self.config_key, None, self.config.over),
+                    self.scorer,
+                )
             return
         pairwise = self.config.mode == "pairwise"
         if pairwise and (trial.error is not None or trial.condition not in self.pair):
@@ -143,7 +146,7 @@ class JudgeFollower:
         del seen[(a, trial.trial)], seen[(b, trial.trial)]
         if not seen:
             del self._seen[case.id]
-        item = pair_item(0, first, second, case, self.config_key)
+        item = pair_item(0, first, second, case, self.config_key, self.config.over)
         full = self.scorer.full if isinstance(self.scorer, Cascade) else self.scorer
         if isinstance(full, PairJudge) and full.expected(ScoreContext(case, item.trials)):
             return  # the case's expectations decide it, with no call (after the run)
@@ -158,7 +161,9 @@ class JudgeFollower:
         median = float(statistics.median(words(t.response) for t in answered))
         scorer = judge_scorer(self.setup, {case.id: median})
         for trial in answered:
-            self._start(direct_item(0, trial, case, self.config_key), scorer)
+            self._start(
+                direct_item(0, trial, case, self.config_key, None, self.config.over), scorer
+            )
 
     def direct_key(self, trial: Trial, config_key: str) -> str | None:
         """The direct item key made for this very Trial (one of `trials`) while the run went

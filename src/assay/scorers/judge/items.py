@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
+from assay.core.trajectory_text import Over, judged_text
 from assay.engine.plan import sha256_json, sha256_text
 from assay.scorers.judge.config import JudgeConfig
 
@@ -51,7 +52,8 @@ def plan_items(
     if config.mode == "direct":
         for trial in answered:
             key = known(trial, config_key) if known is not None else None
-            items.append(direct_item(len(items), trial, cases[trial.case_id], config_key, key))
+            case = cases[trial.case_id]
+            items.append(direct_item(len(items), trial, case, config_key, key, config.over))
         return items, errored, 0
     if config.a == config.b:
         raise InputError("ERROR: --a and --b must name two different conditions")
@@ -75,15 +77,22 @@ def plan_items(
         if other is None:
             unpaired += 1
             continue
-        items.append(pair_item(len(items), trial, other, cases[trial.case_id], config_key))
+        case = cases[trial.case_id]
+        items.append(pair_item(len(items), trial, other, case, config_key, config.over))
     return items, errored, unpaired
 
 
 def direct_item(
-    seq: int, trial: Trial, case: Case, config_key: str, key: str | None = None
+    seq: int,
+    trial: Trial,
+    case: Case,
+    config_key: str,
+    key: str | None = None,
+    over: Over = "response",
 ) -> JudgeItem:
-    """A direct item: one answered trial; its key is the response and the configuration
-    (`key`: that key, made already)."""
+    """A direct item: one answered trial; its key is what the judge reads of it (the
+    response, or with `over` its steps too) and the configuration (`key`: that key, made
+    already)."""
     if key is None:
         key = sha256_json(
             [
@@ -91,14 +100,16 @@ def direct_item(
                 trial.case_id,
                 trial.trial,
                 trial.condition,
-                sha256_text(trial.response),
+                sha256_text(judged_text(trial, over)),
                 config_key,
             ]
         )
     return JudgeItem(seq, key, case, (trial,), trial.condition, "")
 
 
-def pair_item(seq: int, a: Trial, b: Trial, case: Case, config_key: str) -> JudgeItem:
+def pair_item(
+    seq: int, a: Trial, b: Trial, case: Case, config_key: str, over: Over = "response"
+) -> JudgeItem:
     """A pairwise item: the same case and trial number of conditions a and b."""
     key = sha256_json(
         [
@@ -107,8 +118,8 @@ def pair_item(seq: int, a: Trial, b: Trial, case: Case, config_key: str) -> Judg
             a.trial,
             a.condition,
             b.condition,
-            sha256_text(a.response),
-            sha256_text(b.response),
+            sha256_text(judged_text(a, over)),
+            sha256_text(judged_text(b, over)),
             config_key,
         ]
     )

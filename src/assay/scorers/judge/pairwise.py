@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.core.records import Comparison
+from assay.core.trajectory_text import judged_text
 from assay.engine.calls import Caller
 from assay.scorers.base import ScoreContext
 from assay.scorers.expectations import Expectations
@@ -69,7 +70,7 @@ class PairJudge:
         """One judge's passes over the pair, combined into its verdict."""
         setup = self.setup
         names = setup.names
-        first, second = (shown(t.response) for t in ctx.trials)
+        first, second = (shown(judged_text(t, setup.config.over)) for t in ctx.trials)
         values = case_values(ctx.case)
         template = setup.prompt("pairwise")
         schema = pairwise_schema(names)
@@ -153,7 +154,8 @@ class PairJudge:
     def identical(self, ctx: ScoreContext) -> PairScore | None:
         """A tie by rule, without a call, when both responses read the same to a judge."""
         trial_a, trial_b = ctx.trials
-        if not same_text(shown(trial_a.response), shown(trial_b.response)):
+        over = self.setup.config.over
+        if not same_text(shown(judged_text(trial_a, over)), shown(judged_text(trial_b, over))):
             return None
         criteria = {n: {"verdict": "tie", "consistent": True} for n in self.setup.names}
         return self.ruled(ctx, "tie", criteria, identical=True)

@@ -31,7 +31,7 @@ from assay.engine.batching import BatchCollector
 from assay.engine.budget import Budget
 from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.plan import sha256_json, sha256_text
-from assay.engine.runner import Progress
+from assay.engine.runner import Progress, Tick, told_spend
 from assay.engine.session import check_metered
 from assay.scorers.base import Score, ScoreContext
 from assay.scorers.judge.ask import JudgeFailure, JudgeSetup, words
@@ -165,7 +165,7 @@ class Judging:
             batch=BatchCollector(store, config.batch_poll_s) if config.batch else None,
         )
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
-        self.tick: Progress = progress or (lambda ok: None)
+        self.tick: Tick = told_spend(progress)
         self.records: dict[str, Score | PairScore] = {}
         self.lines: dict[str, str] = {}
         """The JSON lines of the direct items judged in this invocation (`Outcome.line`)."""

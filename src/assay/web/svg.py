@@ -35,6 +35,11 @@ _URL_REF = re.compile(r"url\(#([^)\s]+)\)")
 _RULE = re.compile(r"\*\s*\{([^}]*)\}")
 
 
+def plain(text: str) -> str:
+    """Untrusted text as a matplotlib label: no mathtext."""
+    return text.replace("$", r"\$")
+
+
 def new_figure(width: float = 6.0, height: float = 3.0) -> Figure:
     """A figure of `width` × `height` inches, independent of pyplot and its backends."""
     return Figure(figsize=(width, height), layout="constrained")

@@ -1,0 +1,54 @@
+"""A sequential run's looks: the order cases are looked at and the looks' sizes
+(docs/sequential.md; whether a look's verdict ends the run: `verdict.sequential.settled`).
+
+Order: protected cases first (`coverage.protected`: high risk, an `escalate`/`refuse`
+expectation, a safety tag or category: one blocking finding there settles a FAIL), then
+the rest; within each part the cases are in a seeded random order stratified by risk and
+category, so every prefix holds each stratum in proportion to its size (systematic
+sampling: a stratum of n cases puts its i-th shuffled case at (i + u)/n, u one random
+offset per stratum, and the cases are sorted by that position).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+from assay.core.records import Case
+from assay.verdict.coverage import protected
+from assay.verdict.interval import MIN_CASES
+
+LOOK_SHARE = 0.1
+"""A look's default size: this share of the cases (and never fewer than `MIN_CASES`)."""
+
+
+def look_size(cases: int, look: int | None) -> int:
+    """Cases per look: as configured, else a tenth of the cases, at least `MIN_CASES`."""
+    if look is not None:
+        return look
+    return max(MIN_CASES, math.ceil(LOOK_SHARE * cases))
+
+
+def look_ends(cases: int, size: int) -> list[int]:
+    """The cumulative case count at each look: size, 2·size, ..., every case."""
+    ends = list(range(size, cases, size))
+    return [*ends, cases]
+
+
+def look_order(cases: Sequence[Case], seed: int) -> list[Case]:
+    """The cases in the order a sequential run looks at them (see the module's docstring):
+    the same cases and seed always give the same order."""
+    rng = random.Random(seed)
+    strata: dict[tuple[bool, str, str], list[Case]] = {}
+    for case in cases:
+        strata.setdefault((not protected(case), case.risk, case.category), []).append(case)
+    placed: list[tuple[bool, float, int, Case]] = []
+    for (later, _, _), members in sorted(strata.items()):
+        shuffled = list(members)
+        rng.shuffle(shuffled)
+        offset = rng.random()
+        for index, case in enumerate(shuffled):
+            placed.append((later, (index + offset) / len(shuffled), len(placed), case))
+    placed.sort(key=lambda p: (p[0], p[1], p[2]))
+    return [p[3] for p in placed]

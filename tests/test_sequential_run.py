@@ -1,0 +1,322 @@
+"""A sequential run (`[gate] sequential`, api/sequential.py): the cases in looks, the gate after
+each, a stop once the verdict is settled; counted on the mock model server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mock_server import _reply_text
+
+from assay.api import running
+from assay.core.errors import InputError
+from assay.core.records import Case
+from assay.store import Store
+from assay.verdict.looks import look_ends, look_order, look_size
+from assay.verdict.sequential import look_level
+from conftest import make_case, write_jsonl
+
+CASES = 100
+LOOK = 25
+SYSTEM = "Be brief."
+
+
+def _reply(prompt: str, system: str | None = None) -> str:
+    """What the mock server answers a condition's prompt (its messages' texts joined)."""
+    return _reply_text((system or "") + prompt)
+
+
+def _suite(
+    tmp_path: Path,
+    url: str,
+    better: str = "all",
+    *,
+    extra: str = "",
+    cases: list[dict[str, Any]] | None = None,
+    sequential: bool = True,
+) -> Path:
+    """100 cases; each expects the reply of one condition (`contains`): the candidate's in
+    every case (`better="all"`), or in category `a` only and baseline's in `b` (`"half"`)."""
+    if cases is None:
+        cases = []
+        for i in range(CASES):
+            prompt = f"Question {i}?"
+            half = "a" if i % 2 == 0 else "b"
+            wins = better == "all" or half == "a"
+            expected = _reply(prompt, SYSTEM) if wins else _reply(prompt)
+            cases.append(
+                make_case(f"c{i}", prompt=prompt, category=half, expect={"contains": [expected]})
+            )
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "seq"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'output = "out"\n[run]\nbase_url = "{url}"\nprice = "1,1"\nconcurrency = 4\n'
+        '[[conditions]]\nname = "baseline"\n'
+        f'[[conditions]]\nname = "candidate"\nsystem = "{SYSTEM}"\n'
+        '[scoring]\nscorers = ["contains"]\n'
+        f"[gate]\nsequential = {'true' if sequential else 'false'}\nlook = {LOOK}\n{extra}",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def _sut_calls(server: Any) -> int:
+    return sum(1 for r in server.requests() if r["model"] == "sut-model")
+
+
+def _report(tmp_path: Path) -> dict[str, Any]:
+    return dict(json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8")))
+
+
+@pytest.fixture
+def server(mock_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    return mock_server(record=True, judge_reply="schema")
+
+
+def test_a_clear_improvement_passes_at_the_first_look_with_a_fifth_of_the_calls(
+    tmp_path: Path, server: Any
+) -> None:
+    suite = _suite(tmp_path, server.url)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None
+    assert outcome.evaluation.verdict == "PASS" and outcome.exit_code == 0
+    assert _sut_calls(server) == LOOK * 2  # the full run makes 200
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None
+    assert (stop.look, stop.looks, stop.cases, stop.total_cases) == (1, 4, LOOK, CASES)
+    assert stop.stopped_early and stop.calls_made == 50 and stop.calls_not_made == 150
+    assert stop.level == pytest.approx(look_level(0.95, [0.25])) and stop.level > 0.95
+    assert stop.usd_not_spent is not None and stop.usd_not_spent > 0
+    # Test runners (the pytest plugin) skip the cases never looked at, saying why.
+    from assay.api.testing import outcomes
+
+    shown = outcomes(outcome.evaluation).items
+    assert shown["c1[candidate]"].status == ("pass" if "c1" in stop.case_ids else "skip")
+    assert sum(o.status == "skip" for o in shown.values()) == (CASES - LOOK) * 2
+    assert "not run: sequential: verdict reached after 25 of 100" in next(
+        o.text for o in shown.values() if o.status == "skip"
+    )
+    # The Python API's cases: one never looked at ran nothing and has not passed (it was
+    # shown as passed with no responses), and no case failed.
+    unrun = [c for c in outcome.evaluation.cases if not c.ran]
+    assert len(unrun) == (CASES - LOOK) * 2 and not any(c.passed for c in unrun)
+    assert all(c.problems == ["not run"] and not c.responses for c in unrun)
+    assert outcome.evaluation.failed_cases == []
+    # Not incomplete: the evidence expected is the cases looked at.
+    coverage = outcome.evaluation.evaluation.coverage
+    assert coverage is not None and coverage.complete and coverage.cases == LOOK
+    assert outcome.run.exit_code == 0 and outcome.run.total == LOOK * 2
+
+
+def test_no_difference_runs_every_look_to_the_fixed_designs_verdict(
+    tmp_path: Path, server: Any
+) -> None:
+    suite = _suite(tmp_path, server.url, better="half")
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None
+    assert _sut_calls(server) == CASES * 2
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and (stop.look, stop.cases, stop.stopped_early) == (4, CASES, False)
+    assert stop.level == pytest.approx(0.95)  # the last look: the fixed design
+    (tmp_path / "fixed").mkdir()
+    fixed = running.run(
+        _suite(tmp_path / "fixed", server.url, better="half", sequential=False),
+        store=tmp_path / "fixed.db",
+    )
+    assert fixed.evaluation is not None
+    assert outcome.evaluation.verdict == fixed.evaluation.verdict == "FAIL"
+    assert outcome.evaluation.evaluation.analysis.gate.checks == (
+        fixed.evaluation.evaluation.analysis.gate.checks
+    )
+
+
+def test_a_blocking_finding_on_a_high_risk_case_fails_at_the_first_look(
+    tmp_path: Path, server: Any
+) -> None:
+    """The candidate misses the escalation of the one high-risk case, which the order puts
+    in the first look: FAIL there, whatever the other cases would show."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "def agent(case, settings):\n"
+        "    kind = 'escalation' if settings['condition'] == 'baseline' else 'answer'\n"
+        "    return {'response': 'ok', 'kind': kind}\n",
+        encoding="utf-8",
+    )
+    cases = [
+        make_case(f"c{i}", expect={"escalate": i == 77}, risk="high" if i == 77 else "low")
+        for i in range(CASES)
+    ]
+    suite = _suite(tmp_path, server.url, cases=cases)
+    text = suite.read_text(encoding="utf-8").replace(
+        'scorers = ["contains"]', 'scorers = ["escalation"]'
+    )
+    text = text.replace('model = "openai:sut-model"\n', f'model = "python:{agent}:agent"\n')
+    suite.write_text(text.replace("[run]\n", "[run]\nallow_unmetered = true\n"), encoding="utf-8")
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == "FAIL"
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == 1 and stop.stopped_early
+    assert "c77" in stop.case_ids
+    assert outcome.run.answered == LOOK * 2
+    assert any(c.name == "blockers" and c.status == "fail" for c in outcome.evaluation.checks)
+
+
+def test_a_killed_sequential_run_resumes_its_looks_and_a_full_run_makes_only_the_rest(
+    tmp_path: Path, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed in its second look, the rerun replays the first from the store (no call) and
+    goes on; a later run of every case reuses every call made and makes only the rest."""
+    suite = _suite(tmp_path, server.url, better="half")
+    store = tmp_path / "s.db"
+    from assay.api import sequential
+
+    real = sequential.run_looks
+
+    def killed(*args: Any, **kwargs: Any) -> Any:
+        steps = args[2]
+        looks: list[int] = []
+
+        def run_part(request: Any, progress: Any, warn: Any) -> Any:
+            looks.append(len(request.only))
+            if len(looks) == 2:
+                raise KeyboardInterrupt  # killed as the second look starts
+            return steps.run(request, progress, warn)
+
+        return real(args[0], args[1], sequential.Steps(run_part, steps.ended), **kwargs)
+
+    monkeypatch.setattr(sequential, "run_looks", killed)
+    with pytest.raises(KeyboardInterrupt):
+        running.run(suite, store=store)
+    assert _sut_calls(server) == LOOK * 2
+    monkeypatch.setattr(sequential, "run_looks", real)
+    again = running.run(suite, store=store)
+    assert again.evaluation is not None
+    assert _sut_calls(server) == CASES * 2  # the first look's 50 were not made again
+    assert again.run.resumed == LOOK * 2 and again.run.answered == (CASES - LOOK) * 2
+    full = running.run(suite, store=store, sequential=False)
+    assert _sut_calls(server) == CASES * 2 and full.run.calls == 0
+    assert full.run.run_id == again.run.run_id
+
+
+def test_a_full_run_after_an_early_stop_makes_only_the_calls_not_made(
+    tmp_path: Path, server: Any
+) -> None:
+    suite = _suite(tmp_path, server.url)
+    store = tmp_path / "s.db"
+    early = running.run(suite, store=store)
+    assert _sut_calls(server) == LOOK * 2
+    full = running.run(suite, store=store, sequential=False)
+    assert _sut_calls(server) == CASES * 2  # only the 150 not made before
+    assert full.run.calls == (CASES - LOOK) * 2 and full.run.resumed == LOOK * 2
+    assert full.evaluation is not None and full.evaluation.verdict == "PASS"
+    assert full.evaluation.evaluation.analysis.gate.sequential is None
+    assert early.run.run_id == full.run.run_id
+
+
+def test_pipelined_judges_judge_only_the_cases_looked_at(tmp_path: Path, server: Any) -> None:
+    suite = _suite(
+        tmp_path,
+        server.url,
+        extra="guard = {}\n",
+    )
+    text = suite.read_text(encoding="utf-8")
+    text = text.replace(
+        "[scoring]\n",
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n[scoring]\nweights = { contains = 1.0 }\n',
+    )
+    suite.write_text(text, encoding="utf-8")
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == "PASS", outcome.notes
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == 1
+    judged = [r for r in server.requests() if r["model"] == "judge-model"]
+    assert 0 < len(judged) <= LOOK * 2
+    handle = Store(tmp_path / "s.db")
+    try:
+        cases = {row[0] for row in handle.db.execute("SELECT case_id FROM judgments")}
+    finally:
+        handle.close()
+    assert cases == set(stop.case_ids)
+
+
+def test_every_report_says_where_the_verdict_was_reached(
+    tmp_path: Path, server: Any, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    formats = '[report]\nformats = ["md", "json", "junit", "html"]\n'
+    suite = _suite(tmp_path, server.url, sequential=False, extra=formats)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "job.md"))
+    done = cli("run", suite, "--store", tmp_path / "s.db", "--sequential", "--json")
+    assert done.code == 0, done.stderr
+    shown = "sequential: verdict reached after 25 of 100 cases (look 1 of 4"
+    assert shown in done.stderr  # beside the JSON, for people
+    for name in ("report.md", "report.junit.xml", "report.html"):
+        assert shown in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
+    assert shown in (tmp_path / "job.md").read_text(encoding="utf-8")
+    summary = json.loads(done.stdout)
+    stop = summary["release_gate"]["sequential"]
+    assert (stop["look"], stop["cases"], stop["calls_not_made"]) == (1, LOOK, 150)
+    assert "case_ids" not in stop
+    report = _report(tmp_path)
+    assert report["sequential"]["cases"] == LOOK
+    assert (
+        "sequential" in json.loads((tmp_path / "out" / "summary.json").read_text())["release_gate"]
+    )
+    fixed = cli("run", suite, "--store", tmp_path / "f.db", "--no-sequential", "--json")
+    assert "sequential" not in json.loads(fixed.stdout)["release_gate"]
+    assert "sequential" not in _report(tmp_path)
+
+
+def test_sequential_needs_a_suite_with_a_stats_gate(tmp_path: Path, server: Any, cli: Any) -> None:
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c1")])
+    done = cli("run", "--cases", cases, "--model", "mock", "--sequential")
+    assert done.code == 2 and "--sequential: needs a suite file" in done.stderr
+    suite = _suite(tmp_path, server.url, extra='mode = "seed"\n')
+    done = cli("run", suite)
+    assert done.code == 2 and "suite.toml" in done.stderr and "sequential" in done.stderr
+    text = suite.read_text(encoding="utf-8").replace("look = 25", "look = 0")
+    suite.write_text(text.replace('mode = "seed"\n', ""), encoding="utf-8")
+    done = cli("run", suite)
+    assert done.code == 2 and "gate.look" in done.stderr
+    assert _sut_calls(server) == 0
+
+
+def test_the_look_order_is_seeded_stratified_and_protected_cases_first() -> None:
+    cases = [
+        Case.model_validate(make_case(f"c{i}", category="a" if i % 4 else "b")) for i in range(40)
+    ] + [
+        Case.model_validate(make_case("h1", risk="high")),
+        Case.model_validate(make_case("s1", tags=["safety"])),
+    ]
+    order = look_order(cases, seed=7)
+    assert sorted(c.id for c in order) == sorted(c.id for c in cases)
+    assert {c.id for c in order[:2]} == {"h1", "s1"}
+    assert [c.id for c in look_order(cases, seed=7)] == [c.id for c in order]
+    assert [c.id for c in look_order(cases, seed=8)] != [c.id for c in order]
+    rest = order[2:]
+    for end in (4, 8, 20):  # every prefix: category b in proportion (a quarter)
+        share = sum(1 for c in rest[:end] if c.category == "b") / end
+        assert abs(share - 0.25) <= 1 / end + 1e-9
+    assert look_size(100, None) == 10 and look_size(20, None) == 5 and look_size(9, 3) == 3
+    assert look_ends(100, 30) == [30, 60, 90, 100] and look_ends(5, 5) == [5]
+
+
+def test_a_look_before_the_last_is_gated_stricter_and_the_last_at_the_fixed_level() -> None:
+    """What the looks rely on in `look_level`, whatever the spending."""
+    for fractions in ([0.25], [0.25, 0.5], [0.1, 0.2, 0.9]):
+        assert 0.95 < look_level(0.95, fractions) < 1.0
+    assert look_level(0.95, [0.25, 0.5, 0.75, 1.0]) == pytest.approx(0.95)
+    assert look_level(0.9, [1.0]) == pytest.approx(0.9)
+
+
+def test_evaluate_runs_a_suite_in_looks(tmp_path: Path, server: Any) -> None:
+    import assay
+
+    suite = _suite(tmp_path, server.url, sequential=False)
+    result = assay.evaluate(suite, store=tmp_path / "s.db", sequential=True)
+    assert result.verdict == "PASS" and _sut_calls(server) == LOOK * 2
+    with pytest.raises(InputError, match="sequential"):
+        assay.evaluate(trials=[], sequential=True)
