@@ -131,11 +131,12 @@ def write_run(
     with atomic_writer(folder / SUMMARY) as handle:
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
+    held = evaluation.inputs.cases  # the cases the gate expected, as the evaluation holds them
     record_results(
         store,
         run_id,
         suite.name,
-        catalogue,
+        list(held.values()) if held is not None else pinned_catalogue(suite, cases),
         evaluation,
         result.report,
         judged.scores,
