@@ -12,7 +12,7 @@ import pytest
 from assay import api
 from assay.core.cases import HELD_BYTES
 
-CASES = 8_000  # about 4.5 MB of catalogue; held as Case objects, about 23 MB
+CASES = 6_000  # about 3.4 MB of catalogue; held as Case objects, about 18 MB
 BOUND = 10 * 2**20  # what the run allocates beyond the cases: about 5 MB
 
 
