@@ -34,6 +34,9 @@ scores of Waudby-Smith & Ramdas 2024 are not simulated here).
 
     PYTHONPATH=src python bench/sequential.py [--sims 10000] [--look N] [--check 50]
         [--only null|power|share] [--spending power|obrien-fleming|pocock|mixture]
+    PYTHONPATH=src python bench/sequential.py --corpus [--sims 10000]
+
+`--corpus` runs bench/sequential_corpus.py instead: a single-system suite's corpus bound.
 
 Prints a table, then a JSON object as the last line.
 """
@@ -43,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -274,6 +278,11 @@ PLAN = {
 
 
 def main() -> None:
+    if "--corpus" in sys.argv[1:]:  # a single-system suite's corpus bound instead
+        from sequential_corpus import main as corpus_main
+
+        corpus_main(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=10_000, help="simulated suites per row")
     parser.add_argument("--look", type=int, default=None, help="cases per look (default 10%%)")

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -241,3 +242,25 @@ def test_python_api_takes_a_decision_per_bound() -> None:
         corpus={"correctness": CorpusThreshold(min=4, decide="estimate")},
     )
     assert estimate.passed
+
+
+def test_a_look_before_the_last_checks_a_corpus_bound_on_the_skew_corrected_interval() -> None:
+    """95 of 100 cases pass, 5 never do (a share skewed towards 1): at a strict look level the
+    t interval's lower end (0.876) clears min 0.85, Hall's skewness-corrected one does not,
+    so a look before the last does not stop on that PASS; the last look (and a run of every
+    case) keeps the t interval. Symmetric values give the t interval either way."""
+    from assay.verdict.interval import paired_intervals, skew_corrected
+
+    scores = [
+        Score(f"c{i}", 1, "prod", "contains", {"passed": 1.0 if i >= 5 else 0.0})
+        for i in range(100)
+    ]
+    bound = {"passed": Threshold(min=0.85)}
+    (fixed,) = corpus_checks(scores, bound, "prod", level=0.999)
+    (interim,) = corpus_checks(scores, bound, "prod", level=0.999, interim=True)
+    assert fixed.status == "pass" and fixed.ci_low == pytest.approx(0.8757, abs=1e-4)
+    assert interim.status == "inconclusive" and interim.ci_low < 0.85  # type: ignore[operator]
+    assert interim.ci_high >= fixed.ci_high  # type: ignore[operator]  # never narrower
+    even = [0.2, 0.4, 0.5, 0.6, 0.8]
+    t = paired_intervals(np.asarray(even), level=0.99, span=1.0, floor=0.0)
+    assert skew_corrected(np.asarray(even), 0.99) == pytest.approx((t.low[0], t.high[0]))

@@ -284,3 +284,104 @@ def test_ray_executor_under_provider_faults_matches_local(
         k: {f: v for f, v in t.items() if f != "cost_usd"} for k, t in here.items()
     }
     assert all(ray[k]["cost_usd"] > 0 and here[k]["cost_usd"] > 0 for k in ray)
+
+
+class FakeRay:
+    """A stand-in for the `ray` module in the driver: tasks run `run_call` in this process;
+    counts the connections made (`init`) and dropped (`shutdown`)."""
+
+    class exceptions:  # as ray names it
+        RayError = RuntimeError
+
+    def __init__(self) -> None:
+        self.inits = 0
+        self.shutdowns = 0
+        self.connected = False
+
+    def init(self, **_: Any) -> None:
+        self.inits += 1
+        self.connected = True
+
+    def is_initialized(self) -> bool:
+        return self.connected
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+        self.connected = False
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0}
+
+    def cancel(self, ref: Any) -> None:
+        pass
+
+    def remote(self, **_: Any) -> Any:
+        def wrap(body: Any) -> Any:
+            class Task:
+                def options(self, **_: Any) -> Task:
+                    return self
+
+                def remote(self, *args: Any) -> Any:
+                    async def ref() -> Any:
+                        return body(*args)
+
+                    return ref()
+
+            return Task()
+
+        return wrap
+
+
+def test_a_sequential_run_on_ray_connects_once_for_all_its_looks(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no difference every look runs (4 here); without --ray-address each look started
+    (and stopped) a local cluster of its own: the run now holds one for all of them."""
+    from assay.api import running
+
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(record=True)
+    cases = [make_case(f"c{i}", expect={"contains": ["never said"]}) for i in range(20)]
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "seq"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'output = "out"\n[run]\nbase_url = "{server.url}"\nprice = "1,1"\nexecutor = "ray"\n'
+        '[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        'system = "Be brief."\n[scoring]\nscorers = ["contains"]\n[gate]\nsequential = true\n'
+        "look = 5\n",
+        encoding="utf-8",
+    )
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == 4 and outcome.run.answered == 40
+    assert len(server.requests()) == 40
+    assert (fake.inits, fake.shutdowns, fake.connected) == (1, 1, False)
+
+
+@pytest.mark.slow
+def test_a_sequential_run_goes_through_the_ray_executor(
+    ray_cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    """Looks run as Ray tasks on the cluster: the candidate (mock:answer) says what every
+    case expects and baseline (mock:echo) does not, so the first look of 20 cases PASSes."""
+    from conftest import contains_case, contains_suite
+
+    write_jsonl(tmp_path / "cases.jsonl", [contains_case(f"c{i}", "actionable") for i in range(80)])
+    text = contains_suite("ray-seq").replace('[gate]\nmode = "seed"\n', "[gate]\nlook = 20\n")
+    text = text.replace("[scoring.thresholds]\ncontains = { min = 1 }\n", "")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(text, encoding="utf-8")
+    done = assay_run(
+        suite, "--sequential", "--executor", "ray", "--ray-address", ray_cluster["address"],
+        "--store", tmp_path / "s.db", "--json",
+        env=ray_cluster["env"],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    stop = summary["release_gate"]["sequential"]
+    assert (stop["look"], stop["cases"], stop["calls_made"]) == (1, 20, 40)
+    assert summary["release_gate"]["verdict"] == "PASS" and summary["calls"] == 40

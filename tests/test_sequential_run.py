@@ -262,12 +262,33 @@ def test_every_report_says_where_the_verdict_was_reached(
     assert "case_ids" not in stop
     report = _report(tmp_path)
     assert report["sequential"]["cases"] == LOOK
+    # The cases never looked at: listed in report.json, and JUnit skips each, saying why
+    # (never a passing testcase).
+    unseen = set(report["not_looked"])
+    assert len(unseen) == CASES - LOOK and not unseen & {
+        c["case_id"] for c in report["case_checks"]
+    }
+    import xml.etree.ElementTree as ET
+
+    junit = ET.parse(tmp_path / "out" / "report.junit.xml").getroot().find("testsuite")
+    assert junit is not None
+    skipped = {
+        t.get("classname"): t.find("skipped")
+        for t in junit.iter("testcase")
+        if t.get("classname") in unseen
+    }
+    assert set(skipped) == unseen and all(s is not None for s in skipped.values())
+    assert "not run: sequential: verdict reached after 25 of 100" in str(
+        next(iter(skipped.values())).get("message")  # type: ignore[union-attr]
+    )
+    assert junit.get("skipped") == str(CASES - LOOK)
+    assert int(junit.get("tests") or 0) == sum(1 for _ in junit.iter("testcase"))
     assert (
         "sequential" in json.loads((tmp_path / "out" / "summary.json").read_text())["release_gate"]
     )
     fixed = cli("run", suite, "--store", tmp_path / "f.db", "--no-sequential", "--json")
     assert "sequential" not in json.loads(fixed.stdout)["release_gate"]
-    assert "sequential" not in _report(tmp_path)
+    assert "sequential" not in _report(tmp_path) and "not_looked" not in _report(tmp_path)
 
 
 def test_sequential_needs_a_suite_with_a_stats_gate(tmp_path: Path, server: Any, cli: Any) -> None:
@@ -320,3 +341,81 @@ def test_evaluate_runs_a_suite_in_looks(tmp_path: Path, server: Any) -> None:
     assert result.verdict == "PASS" and _sut_calls(server) == LOOK * 2
     with pytest.raises(InputError, match="sequential"):
         assay.evaluate(trials=[], sequential=True)
+
+
+def _single(tmp_path: Path, url: str, hits: float, corpus: str) -> Path:
+    """One condition (`prod`) on 100 cases, the `contains` check met by the first `hits`
+    share of them (by id: the look order mixes them), `corpus` the [scoring.corpus] lines."""
+    cases = []
+    for i in range(CASES):
+        prompt = f"Question {i}?"
+        expected = _reply(prompt) if i < hits * CASES else "never said"
+        cases.append(make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}))
+    suite = _suite(tmp_path, url, cases=cases)
+    text = suite.read_text(encoding="utf-8")
+    conditions = text[text.index("[[conditions]]") : text.index("[scoring]")]
+    text = text.replace(conditions, '[[conditions]]\nname = "prod"\n')
+    suite.write_text(text.replace("[gate]", f"[scoring.corpus]\n{corpus}[gate]"), "utf-8")
+    return suite
+
+
+@pytest.mark.parametrize(
+    ("hits", "corpus", "verdict", "looks"),
+    [
+        (1.0, "contains = { min = 0.5 }\n", "PASS", 1),  # clearly above: stops at look 1
+        # clearly below: stops early (at look 2: look 1's interval, skew-corrected, still
+        # reaches 0.5)
+        (0.1, "contains = { min = 0.5 }\n", "FAIL", 2),
+        (0.6, "contains = { min = 0.5 }\n", "PASS", 4),  # near: every look, then fixed PASS
+        # decided on the estimate: the look's mean clears the bound, its interval does not
+        (0.7, 'contains = { min = 0.6, decide = "estimate" }\n', "PASS", 4),
+        (1.0, "", "PASS", 4),  # no bound: nothing with an error rate to stop on
+    ],
+)
+def test_a_single_system_suite_stops_on_its_corpus_bounds(
+    tmp_path: Path, server: Any, hits: float, corpus: str, verdict: str, looks: int
+) -> None:
+    suite = _single(tmp_path, server.url, hits, corpus)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == verdict
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == looks and stop.stopped_early == (looks < 4)
+    assert _sut_calls(server) == looks * LOOK
+    assert (stop.level > 0.95) == (looks < 4)  # before the last look: a stricter level
+    checks = {c.name: c for c in outcome.evaluation.checks}
+    if corpus:
+        assert checks["corpus:contains:min"].cases == looks * LOOK
+
+
+def test_a_budget_spans_every_look_and_a_stop_mid_look_is_incomplete_and_resumes(
+    tmp_path: Path, server: Any
+) -> None:
+    """No difference (every look runs): a budget of about 75 of the 200 calls stops the run
+    in its second look, INCOMPLETE (exit 3), having spent no more than the budget over both
+    looks; a rerun with a larger budget resumes from there and makes only the calls left."""
+    (tmp_path / "probe").mkdir()
+    probe = running.run(
+        _suite(tmp_path / "probe", server.url, better="half"), store=tmp_path / "probe.db"
+    )
+    per_call = (probe.run.run_spend.total or 0.0) / (CASES * 2)
+    assert per_call > 0
+    before = _sut_calls(server)
+    suite = _suite(tmp_path, server.url, better="half")
+    # one call at a time, each reserving little more than it costs: the stop is near the cap
+    text = suite.read_text(encoding="utf-8").replace("concurrency = 4", "concurrency = 1")
+    suite.write_text(text.replace("[run]\n", "[run]\nmax_tokens = 32\n"), encoding="utf-8")
+    store = tmp_path / "s.db"
+    budget = per_call * 75
+    stopped = running.run(suite, store=store, budget_usd=budget)
+    made = _sut_calls(server) - before
+    assert stopped.exit_code == 3 and stopped.run.stopped
+    assert stopped.evaluation is not None and stopped.evaluation.verdict == "INCOMPLETE"
+    stop = stopped.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.look == 2 and not stop.stopped_early
+    assert LOOK * 2 < made < 75  # into the second look: the budget held across the looks
+    assert (stopped.run.run_spend.total or 0.0) <= budget + 1e-9
+    again = running.run(suite, store=store, budget_usd=per_call * 1000)
+    assert again.exit_code in (0, 1) and again.evaluation is not None
+    assert again.evaluation.verdict == probe.evaluation.verdict  # type: ignore[union-attr]
+    assert _sut_calls(server) - before == CASES * 2  # the calls made before were not repeated
+    assert again.run.resumed == made and again.run.run_id == stopped.run.run_id

@@ -7,6 +7,7 @@ for 5 equal looks 4.877, 3.357, 2.680, 2.290, 2.031; for looks at 1/2 and 1, 2.9
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -192,3 +193,21 @@ def test_method_text() -> None:
     assert "Kim-DeMets" in METHOD.name
     assert "2.5%" in METHOD.guarantee(0.95)
     assert any("Jennison" in r for r in METHOD.references)
+
+
+def test_a_pass_settles_only_on_an_interval_that_clears_its_bound() -> None:
+    blockers = Check(name="blockers", status="pass", reason="no blocking findings")
+    # Nothing with error rates to stop on (one condition, no corpus bound): a PASS of the
+    # cases looked at says nothing of the rest, so the run goes on to the last look.
+    assert not settled([blockers])
+    corpus = "corpus:faithfulness:min"
+    cleared = _check("pass", corpus, value=0.9, ci_low=0.85, ci_high=0.95, bound=0.8)
+    assert settled([blockers, cleared])
+    # Decided on the estimate: the mean is over the bound but the look's interval is not.
+    estimate = dataclasses.replace(cleared, value=0.82, ci_low=0.7, decide="estimate")
+    assert not settled([blockers, estimate])
+    assert settled([blockers, dataclasses.replace(estimate, ci_low=0.81)])
+    ceiling = "corpus:hallucination:max"
+    loose = _check("pass", ceiling, value=0.15, ci_low=0.05, ci_high=0.25, bound=0.2)
+    assert not settled([blockers, dataclasses.replace(loose, decide="estimate")])
+    assert settled([blockers, dataclasses.replace(loose, ci_high=0.19, decide="estimate")])

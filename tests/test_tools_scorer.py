@@ -286,14 +286,14 @@ def test_the_docs_page_runs_as_written(tmp_path: Path) -> None:
     import assay
     from test_readme import ROOT, page_section, section_commands
 
-    section = page_section("trajectories.md", "# Agents' tool calls")
+    section = page_section("trajectories.md", "## Expectations: `expect.tools`")
     case = re.search(r"```json\n(.*?)```", section, re.S)
     assert case is not None
     assert Case.model_validate_json(case.group(1)).expect.tools.args == {  # type: ignore[union-attr]
         "escalate": {"urgency": "high"}
     }
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    commands = section_commands("trajectories.md", "# Agents' tool calls")
+    commands = section_commands("trajectories.md", "## The `tools` scorer")
     assert len(commands) == 2
     for line, code in zip(commands, (0, 1), strict=True):
         argv = line[: line.index("#")] if "#" in line else line  # the comment says the code

@@ -103,3 +103,20 @@ def check_evaluation_inputs(suite: Suite, judge: JudgeStatus | None) -> None:
     config = config_from_suite(suite)
     validate_config(config)
     check_metered(build_judge_models(config), config.allow_unmetered, config.metering)
+
+
+def in_looks(suite: Suite | None, sequential: bool | None) -> bool:
+    """Whether the run goes in looks: `sequential` when given (--sequential/--no-sequential),
+    else the suite's `[gate] sequential`. Only a suite's stats gate can stop a run."""
+    if sequential is None:
+        return suite is not None and suite.gate.sequential
+    if sequential and suite is None:
+        raise InputError(
+            "ERROR: --sequential: needs a suite file (its [gate] decides when the run stops)"
+        )
+    if sequential and suite is not None and suite.gate.mode == "seed":
+        raise InputError(
+            f'ERROR: --sequential: {suite.file}: [gate] mode = "seed" has no error rates to'
+            ' stop on; use mode = "stats"'
+        )
+    return sequential

@@ -22,6 +22,7 @@ from assay.api.provenance import record_run_time
 from assay.api.run_inputs import (
     check_evaluation_inputs,
     check_run_outputs,
+    in_looks,
     load,
     with_run_base_url,
 )
@@ -335,11 +336,13 @@ def execute_run(
         check_inputs(scorers, request.cases, request.catalogue, bool(suite.scoring.knowledge_base))
         judge = judge_status(suite, require_judge)
         check_evaluation_inputs(suite, judge)
-    from assay.api.sequential import Steps, in_looks, run_looks
-
     where, folder = Path(store), Path(out) if out is not None else None
     if in_looks(suite, sequential):
         assert suite is not None  # in_looks: only a suite's gate can stop a run
+        # Imported for a run in looks only: the looks' order and levels bring scipy, which
+        # a run of every case imports while it waits on its first replies (`warming`).
+        from assay.api.sequential import Steps, run_looks
+
         run_part = functools.partial(_run_part, suite, judge, store=where)
         ended = functools.partial(_outcome, suite, judge, where, folder)
         outcome = run_looks(suite, request, Steps(run_part, ended), progress, warn)

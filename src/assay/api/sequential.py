@@ -4,7 +4,7 @@ in looks, the gate after each, and a stop as soon as the verdict is settled.
 The cases are taken in `verdict.looks.look_order` (seeded by `[gate] seed`; protected cases
 first), in looks of `[gate] look` cases. Each look runs its cases (every condition × trial)
 with the suite's judges pipelined with it (they see the looked cases only, so no judge call
-is made for a case never run), then evaluates the gate on every case looked at so far, at
+is made for a case never run; on Ray, one cluster connection serves every look), then evaluates the gate on every case looked at so far, at
 the level the looks spend (`verdict.sequential.look_level`). A PASS or a settled FAIL
 (`verdict.sequential.settled`) ends the run; so do an INCOMPLETE look (errors beyond `[gate]
 max_errored`, exit 3, resumable) and a run stopped by its budget or lease; else the next
@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from assay.core.errors import InputError
 from assay.core.records import Case
 from assay.core.suite import Suite
 from assay.engine import RunRequest, RunResult
+from assay.engine.executors import held
 from assay.engine.runner import Progress
 from assay.store.spend import Spend
 from assay.verdict.checks import Sequential
@@ -77,23 +77,6 @@ class Steps(Generic[OutcomeT]):
     ended: Ended[OutcomeT]
 
 
-def in_looks(suite: Suite | None, sequential: bool | None) -> bool:
-    """Whether the run goes in looks: `sequential` when given (--sequential/--no-sequential),
-    else the suite's `[gate] sequential`. Only a suite's stats gate can stop a run."""
-    if sequential is None:
-        return suite is not None and suite.gate.sequential
-    if sequential and suite is None:
-        raise InputError(
-            "ERROR: --sequential: needs a suite file (its [gate] decides when the run stops)"
-        )
-    if sequential and suite is not None and suite.gate.mode == "seed":
-        raise InputError(
-            f'ERROR: --sequential: {suite.file}: [gate] mode = "seed" has no error rates to'
-            ' stop on; use mode = "stats"'
-        )
-    return sequential
-
-
 def run_looks(
     suite: Suite,
     request: RunRequest,
@@ -103,6 +86,17 @@ def run_looks(
 ) -> OutcomeT:
     """Run the suite's cases look by look until the verdict is settled (the module's
     docstring); the outcome of the look it ended at, written as a whole run's is."""
+    with held(request.executor, request.ray_address):  # Ray: one cluster for every look
+        return _looks(suite, request, steps, progress, warn)
+
+
+def _looks(
+    suite: Suite,
+    request: RunRequest,
+    steps: Steps[OutcomeT],
+    progress: Progress | None,
+    warn: Warn | None,
+) -> OutcomeT:
     order = look_order(request.cases, suite.gate.seed)
     ends = look_ends(len(order), look_size(len(order), suite.gate.look))
     results: list[RunResult] = []

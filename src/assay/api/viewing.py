@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from assay.core.errors import InputError
 from assay.core.suite import VIEW_URL
-from assay.store.views import ReadOnlyStore
 from assay.view.links import Links
 
 if TYPE_CHECKING:
@@ -20,6 +19,9 @@ if TYPE_CHECKING:
 
     from starlette.applications import Starlette
 
+    # Imported where used: the store's reader brings the calibrations' statistics (scipy.stats,
+    # sklearn, pandas), which a run that only links its reports to the viewer must not load.
+    from assay.store.views import ReadOnlyStore
     from assay.view.export import Exported
 
 VIEW_URL_VARIABLE = "ASSAY_VIEW_URL"
@@ -61,6 +63,8 @@ def open_viewer(store: Path, host: str, port: int, token: str | None) -> Viewer:
     from assay.web.server import bind, url_of
 
     check_listening(host, token, "ASSAY_VIEW_TOKEN", "read every prompt and response in the store")
+    from assay.store.views import ReadOnlyStore
+
     readonly = ReadOnlyStore(store)
     try:
         app = create_app(ViewConfig(store=readonly, token=token))
@@ -78,6 +82,8 @@ def export_view(store: Path, folder: Path, *, force: bool = False) -> Exported:
     from assay.view.export import check_target, export
 
     check_target(folder, force).rmdir()  # refused before the store is read
+    from assay.store.views import ReadOnlyStore
+
     readonly = ReadOnlyStore(store)
     try:
         return export(readonly, folder, force=force)

@@ -32,7 +32,7 @@ from assay.reports.model import (
 )
 from assay.scorers import Score, Scorer
 from assay.verdict.analysis import Analysis
-from assay.verdict.checks import Coverage, Gap, JudgeStatus, SpendFigures
+from assay.verdict.checks import Coverage, Gap, JudgeStatus, Sequential, SpendFigures
 from assay.verdict.compare import WEIGHTED, case_means
 from assay.verdict.deterministic import aggregates
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -186,6 +186,15 @@ def _case_checks(
     return checks
 
 
+def not_looked(stop: Sequential | None, cases: Mapping[str, Case] | None) -> list[str]:
+    """The catalogue's cases a sequential run never looked at (none for a run of every case
+    or without the catalogue), in catalogue order."""
+    if stop is None or cases is None or stop.cases >= stop.total_cases:
+        return []
+    looked = set(stop.case_ids)
+    return [case_id for case_id in cases if case_id not in looked]
+
+
 def gap_checks(coverage: Coverage | None) -> list[CaseCheck]:
     """One `coverage` check per case without a scored answer (errored, not run, not scored):
     failed unless `[gate] max_errored` tolerated it, errored either way (JUnit `<error>`)."""
@@ -327,6 +336,7 @@ def build_report(
         cases_needed=gate.cases_needed,
         coverage=gate.coverage,
         sequential=gate.sequential,
+        not_looked=not_looked(gate.sequential, cases),
         judge=judge,
         weights={k: round(v, 6) for k, v in analysis.rubric.weights.items()},
         conditions=[

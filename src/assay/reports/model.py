@@ -281,6 +281,12 @@ class Report(ReportModel):
         description="a sequential run's stop (`[gate] sequential`): the cases and calls the"
         " verdict took, the method and its guarantee (absent for a run of every case)",
     )
+    not_looked: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,
+        description="a sequential run stopped early: the cases it never looked at (no call"
+        " was made for them; JUnit skips each), in catalogue order (absent otherwise)",
+    )
     judge: JudgeStatus | None = Field(
         default=None,
         exclude_if=lambda value: value is None,

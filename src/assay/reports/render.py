@@ -137,7 +137,8 @@ def render_json(report: Report) -> str:
 
 
 def render_junit(report: Report) -> str:
-    """One testcase per case × check, plus one for the release gate itself."""
+    """One testcase per case × check, plus one for the release gate itself; a sequential
+    run's cases never looked at are each one skipped testcase saying why."""
     import xml.etree.ElementTree as ET
 
     suite = ET.Element("testsuite", name=report.title)
@@ -179,17 +180,23 @@ def render_junit(report: Report) -> str:
         else:
             failures += 1
             ET.SubElement(case, "failure", message=check.message).text = check.message
+    if report.sequential is not None:  # cases the run never looked at: skipped, with why
+        why = f"not run: {report.sequential.headline}"
+        for case_id in report.not_looked:
+            case = ET.SubElement(suite, "testcase", classname=case_id, name="sequential")
+            ET.SubElement(case, "skipped", message=why)
     # thresholds only the disabled judge could meet (its corpus bounds are in `corpus`)
     skipped = [c for c in (report.judge.checks() if report.judge else []) if c not in corpus]
     for skip in skipped:
         name = f"threshold:{skip.metric}"
         testcase = ET.SubElement(suite, "testcase", classname="release_gate", name=name)
         ET.SubElement(testcase, "skipped", message=skip.reason)
-    tests = len(report.case_checks) + len(corpus) + 1 + len(skipped)
+    unseen = len(report.not_looked) if report.sequential is not None else 0
+    tests = len(report.case_checks) + len(corpus) + 1 + len(skipped) + unseen
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    skips = len(skipped) + gaps + sum(1 for c in corpus if c.status == "skipped")
+    skips = len(skipped) + gaps + unseen + sum(1 for c in corpus if c.status == "skipped")
     if skips:
         suite.set("skipped", str(skips))
     root = ET.Element(

@@ -23,6 +23,11 @@ how it was decided (`decide`):
 A column whose cases all share one value gets the interval's distribution-free bound, which
 needs the values' range: [0, 1] for a deterministic scorer's share, else the rubric's scale
 widened to hold 0, 1 and every value seen (a judge's score, a latency).
+
+At a sequential run's look before the last (`interim`), the interval is the wider of the t
+interval and Hall's skewness-corrected one (`interval.skew_corrected`): at a look's strict
+level the t interval's far tail on skewed case means errs too often (docs/design.md,
+"Sequential gate"). The last look, and every run of all cases, use the t interval alone.
 """
 
 from __future__ import annotations
@@ -37,7 +42,13 @@ import numpy as np
 from assay.core.suite import CorpusDecision, CorpusThreshold, Threshold
 from assay.scorers.base import Score
 from assay.verdict.checks import Check, Status, interval_text
-from assay.verdict.interval import LEVEL, MIN_CASES, cases_to_clear, paired_intervals
+from assay.verdict.interval import (
+    LEVEL,
+    MIN_CASES,
+    cases_to_clear,
+    paired_intervals,
+    skew_corrected,
+)
 from assay.verdict.rows import ScoredTrial
 from assay.verdict.thresholds import TOLERANCE, case_metric_means, figure_method, scorer_methods
 
@@ -88,10 +99,12 @@ def corpus_checks(
     decide: CorpusDecision = "interval",
     level: float = LEVEL,
     scale: tuple[float, float] = (1.0, 5.0),
+    interim: bool = False,
 ) -> list[Check]:
     """One check per corpus bound on `condition`'s case means (`decide`: how a bound that
     does not say is decided; `level`: the interval's confidence; `scale`: the rubric's, for
-    the range of a metric that is not a share)."""
+    the range of a metric that is not a share; `interim`: a sequential run's look before the
+    last, `figure_of`)."""
     if not corpus:
         return []  # nothing to check: skip the per-case means (a million rows cost seconds)
     means = case_metric_means(results, condition, rows)
@@ -115,20 +128,8 @@ def corpus_checks(
             continue
         method = ", ".join(sorted({figure_method(s, condition, methods, scorers) for s in sources}))
         floor, ceiling = value_range(found, sources <= scorers, scale)
-        interval = paired_intervals(
-            np.asarray(found, dtype=np.float64), level=level, span=ceiling, floor=floor
-        )
-        figure = Figure(
-            metric=metric,
-            method=method,
-            condition=condition,
-            mean=math.fsum(found) / len(found),
-            low=float(interval.low[0]),
-            high=float(interval.high[0]),
-            sd=float(interval.sd[0]),
-            cases=len(found),
-            floor=floor,
-            ceiling=ceiling,
+        figure = figure_of(
+            found, metric, method, condition, (floor, ceiling), level=level, interim=interim
         )
         way = bound.decide if isinstance(bound, CorpusThreshold) and bound.decide else decide
         sides: tuple[tuple[Side, float | None], ...] = (("min", bound.min), ("max", bound.max))
@@ -136,6 +137,41 @@ def corpus_checks(
             if limit is not None:
                 checks.append(corpus_check(figure, side, limit, way, level))
     return checks
+
+
+def figure_of(
+    found: Sequence[float],
+    metric: str,
+    method: str,
+    condition: str,
+    limits: tuple[float, float],
+    *,
+    level: float,
+    interim: bool = False,
+) -> Figure:
+    """The corpus figure of these case means (`limits`: the lowest and highest a case's
+    value can be), its interval at `level`; at a sequential run's look before the last
+    (`interim`) the wider of the t interval and Hall's skewness-corrected one
+    (`interval.skew_corrected`)."""
+    floor, ceiling = limits
+    values = np.asarray(found, dtype=np.float64)
+    interval = paired_intervals(values, level=level, span=ceiling, floor=floor)
+    low, high, sd = float(interval.low[0]), float(interval.high[0]), float(interval.sd[0])
+    if interim and len(values) >= 2 and sd > 0:
+        hall_low, hall_high = skew_corrected(values, level)
+        low, high = min(low, hall_low), max(high, hall_high)
+    return Figure(
+        metric=metric,
+        method=method,
+        condition=condition,
+        mean=math.fsum(found) / len(found),
+        low=low,
+        high=high,
+        sd=sd,
+        cases=len(found),
+        floor=floor,
+        ceiling=ceiling,
+    )
 
 
 def corpus_check(

@@ -29,7 +29,8 @@ its t quantile at that level is the usual small-sample adjustment. At the last l
 planned case seen) it is the fixed design's level, so a run that does not stop early ends
 with exactly the fixed design's verdict.
 
-Stopping. An interim look settles PASS when the gate passes. It settles FAIL only when a
+Stopping. An interim look settles PASS when the gate passes on at least one interval (a
+comparison, a corpus bound), each clearing its bound at the look's level. It settles FAIL only when a
 failure more cases cannot undo is found (`settled`): a blocking finding, a per-case
 threshold, a corpus bound whose interval lies wholly on the wrong side, or a comparison whose
 interval at the look's level lies wholly below its bound (the lower boundary of the symmetric
@@ -290,15 +291,38 @@ def _alpha(level: float) -> float:
 
 
 def settled(checks: Sequence[Check]) -> bool:
-    """Whether an interim look's verdict is settled: every check passes (PASS), or one
-    failure is one more cases cannot undo — a failing check without an interval (a blocking
+    """Whether an interim look's verdict is settled: a PASS (every check passes) resting on
+    at least one interval check, each of whose intervals clears its bound at the look's level;
+    or a failure more cases cannot undo — a failing check without an interval (a blocking
     finding, a per-case threshold), or one whose interval lies wholly on the failing side of
     its bound (below it; above it for a corpus `max` bound). A FAIL on a mean alone, its
-    interval still reaching its bound, is not settled: the run goes on to the next look."""
+    interval still reaching its bound, is not settled: the run goes on to the next look.
+
+    A PASS of blockers and per-case thresholds alone (one condition and no corpus bound) has
+    no error rate to spend: the cases not looked at could still fail it, so it is not settled.
+    Nor is a corpus bound decided on its estimate (`decide = "estimate"`) whose interval at the
+    look's level still reaches past it: the mean of every case could still fall the other side."""
     statuses = {c.status for c in checks}
     if statuses and statuses <= {"pass", "skipped"} and "pass" in statuses:
-        return True
+        bounded = [c for c in checks if c.status == "pass" and _interval(c)]
+        return bool(bounded) and all(_cleared(c) for c in bounded)
     return any(c.status == "fail" and _beyond(c) for c in checks)
+
+
+def _interval(check: Check) -> bool:
+    return None not in (check.ci_low, check.ci_high, check.bound)
+
+
+def _cleared(check: Check) -> bool:
+    """A passing interval check decided on its interval, or one decided on its estimate
+    whose interval clears its bound as the interval rule would ask."""
+    if check.decide != "estimate":
+        return True
+    low, high, bound = check.ci_low, check.ci_high, check.bound
+    assert low is not None and high is not None and bound is not None
+    if check.name.endswith(":max"):
+        return high <= bound + TOLERANCE
+    return low >= bound - TOLERANCE
 
 
 def _beyond(check: Check) -> bool:

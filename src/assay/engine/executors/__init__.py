@@ -6,6 +6,7 @@ answers one `generate` at a time, so results are the same whichever one runs the
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
 
 from assay.core.errors import InputError
@@ -46,4 +47,15 @@ def create_executor(name: str, options: ModelOptions, *, address: str | None = N
     )
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "create_executor"]
+def held(name: str, address: str | None) -> AbstractContextManager[None]:
+    """Keep what executor `name` connects to open across several engine runs (a sequential
+    run's looks): for `ray`, one cluster connection (a local cluster started once) instead
+    of one per run; nothing for `local`."""
+    if name != "ray":
+        return nullcontext()
+    from assay.engine.executors.ray import held as ray_held
+
+    return ray_held(address)
+
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "create_executor", "held"]

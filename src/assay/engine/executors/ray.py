@@ -19,6 +19,8 @@ import pickle
 import re
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from assay.core.environ import restore_user_env
@@ -119,6 +121,52 @@ def check_reachable(address: str) -> None:
         ) from None
 
 
+def _ray_module() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError(
+            "ERROR: --executor ray needs the ray package: pip install 'ray[default]'"
+        ) from None
+    return ray
+
+
+def connect(address: str | None) -> bool:
+    """Connect this process to the Ray cluster at `address` (None: start a local one) unless
+    it is connected already; whether this call made the connection (and so owns it)."""
+    ray = _ray_module()
+    if ray.is_initialized():
+        return False
+    if address is not None:
+        check_reachable(address)
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no telemetry, ever
+    restore_user_env()  # a local cluster's workers run the system under test
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = address or "a local cluster"
+        raise InputError(f"ERROR: --ray-address: cannot connect to {where}: {exc}") from None
+    return True
+
+
+@contextmanager
+def held(address: str | None) -> Iterator[None]:
+    """One connection for several engine runs (a sequential run's looks): their executors
+    find it made and leave it open; it is dropped (a local cluster stopped) at the end."""
+    owned = connect(address)
+    try:
+        yield
+    finally:
+        ray = _ray_module()
+        if owned and ray.is_initialized():
+            ray.shutdown()
+
+
 class RayExecutor:
     """Submits each call as a Ray task and awaits its result on the driver's event loop."""
 
@@ -127,33 +175,11 @@ class RayExecutor:
     def __init__(
         self, options: ModelOptions, *, address: str | None = None, num_cpus: float = 1.0
     ) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise InputError(
-                "ERROR: --executor ray needs the ray package: pip install 'ray[default]'"
-            ) from None
+        ray = _ray_module()
         self._ray = ray
         self.options = options
-        self._owns_connection = not ray.is_initialized()
-        if self._owns_connection:
-            if address is not None:
-                check_reachable(address)
-            os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no telemetry, ever
-            restore_user_env()  # a local cluster's workers run the system under test
-            try:
-                ray.init(
-                    address=address,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    logging_level=logging.WARNING,
-                )
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = address or "a local cluster"
-                raise InputError(
-                    f"ERROR: --ray-address: cannot connect to {where}: {exc}"
-                ) from None
-        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        self._owns_connection = connect(address)
+        resources: dict[str, float] = ray.cluster_resources()
         cpus = float(resources.get("CPU", 1.0))
         self.slots: int | None = max(1, int(cpus // num_cpus)) if num_cpus > 0 else None
         self._task: Any = ray.remote(num_cpus=num_cpus, max_retries=0)(run_call).options(
