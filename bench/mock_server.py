@@ -359,15 +359,19 @@ class MockServer:
         return web.json_response({"ok": True})
 
 
-async def serve(config: ServerConfig, port: int = 0) -> tuple[web.AppRunner, int]:
-    """Start the server on 127.0.0.1; return its runner and the bound port."""
-    server = MockServer(config)
-    runner = web.AppRunner(server.app, access_log=None)
+async def serve_app(app: web.Application, port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start an aiohttp app on 127.0.0.1 (port 0: any free one); its runner and bound port."""
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
     await site.start()
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     return runner, sockets[0].getsockname()[1]
+
+
+async def serve(config: ServerConfig, port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start the server on 127.0.0.1; return its runner and the bound port."""
+    return await serve_app(MockServer(config).app, port)
 
 
 def main() -> None:

@@ -1,12 +1,14 @@
-"""Scale: a million cases through the mock model, and score/winrate/rank/calibrate on a million
-rows each, with the wall time and peak memory (RSS) of every command.
+"""Scale: a million cases through the mock model (`assay run --cases` and `assay run SUITE.toml`),
+and score/winrate/rank/calibrate on a million rows each, with the wall time and peak memory
+(RSS) of every command.
 
 Each command runs as a user would run it (`python -m assay ...` in a subprocess, so interpreter
 start-up and imports are included) on seeded synthetic files written to a temporary folder;
 its peak RSS is the child's own `ru_maxrss` (from `os.wait4`), not the benchmark's.
-Targets (issue 12): `run` under 400 MB peak RSS; each statistics command under 60 s.
+Targets (issues 12 and 29): `run` and `suite` under 400 MB peak RSS (the suite only runs: it
+names no scorer, so nothing is evaluated after the run); each statistics command under 60 s.
 Prints a table and, last, a JSON line with every figure.
-Usage: python bench/scale.py [--n 1000000] [--only run,score,...]
+Usage: python bench/scale.py [--n 1000000] [--only run,suite,score,...]
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from pathlib import Path
 
 from stats import ROOT, comparisons_vs_baseline, games, labels, score_rows, write
 
-COMMANDS = ("run", "score", "winrate", "rank", "calibrate")
+COMMANDS = ("run", "suite", "score", "winrate", "rank", "calibrate")
+
+SUITE = (
+    'name = "scale"\ncases = "cases.jsonl"\nmodel = "mock"\ntrials = 1\n[run]\nconcurrency = 64\n'
+)
 
 
 def cases(n: int, rng: random.Random) -> Iterator[dict[str, object]]:
@@ -85,6 +91,7 @@ def main() -> None:
             "calibrate": ("labels.jsonl", labels),
         }
         paths = {name: write(tmp / file, make(n, rng)) for name, (file, make) in inputs.items()}
+        (tmp / "suite.toml").write_text(SUITE, encoding="utf-8")  # over cases.jsonl
         commands = {
             "run": (
                 f"run --model mock, 1 trial, --output ({n} cases)",
@@ -92,6 +99,13 @@ def main() -> None:
                     *("run", "--cases", str(paths["run"]), "--model", "mock", "--trials", "1"),
                     *("--concurrency", "64", "--store", str(tmp / "assay.db")),
                     *("--output", str(tmp / "trials.jsonl"), "--json"),
+                ],
+            ),
+            "suite": (
+                f"run SUITE.toml, mock, 1 trial ({n} cases)",
+                [
+                    *("run", str(tmp / "suite.toml"), "--store", str(tmp / "suite.db")),
+                    *("--out", str(tmp / "suite-out"), "--json"),
                 ],
             ),
             "score": (

@@ -8,9 +8,7 @@ result). `expire = N` ends each batch as expired with only its first N requests 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +16,8 @@ from typing import Any
 from aiohttp import web
 from mock_server import schema_instance
 from server_flavours import requested_schema
+
+from app_thread import AppThread
 
 
 def reply_text(prompt: str) -> str:
@@ -35,7 +35,7 @@ class Batch:
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
-class BatchServer:
+class BatchServer(AppThread):
     """Both batch APIs in one aiohttp app, run on its own loop in a thread."""
 
     def __init__(self, polls: int = 2, expire: int | None = None, hold: bool = False) -> None:
@@ -56,31 +56,7 @@ class BatchServer:
         app.router.add_post("/v1/messages/batches", self.create_anthropic)
         app.router.add_get("/v1/messages/batches/{id}", self.get_anthropic)
         app.router.add_get("/v1/messages/batches/{id}/results", self.results_anthropic)
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(self.loop)
-            self.runner = web.AppRunner(app, access_log=None)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        super().__init__(app)
 
     # -- shared -------------------------------------------------------------------------
     def _advance(self, batch: Batch) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import json
@@ -25,7 +24,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
 os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 
-from mock_server import ServerConfig, serve  # noqa: E402
+from mock_server import MockServer, ServerConfig  # noqa: E402
+
+from app_thread import AppThread  # noqa: E402
 
 
 @dataclass
@@ -158,24 +159,12 @@ def cases_file(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(5)])
 
 
-class MockServerThread:
+class MockServerThread(AppThread):
     """The bench mock server, run on its own event loop in a background thread."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(self.loop)
-            self.runner, self.port = self.loop.run_until_complete(serve(config))
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-        ready.wait(10)
+        super().__init__(MockServer(config).app)
 
     @property
     def url(self) -> str:
@@ -193,13 +182,6 @@ class MockServerThread:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/requests") as reply:
             return list(json.load(reply))
-
-    def stop(self) -> None:
-        if not self.thread.is_alive():
-            return  # stopped already (a test may stop it early)
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 @pytest.fixture

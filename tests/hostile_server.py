@@ -9,14 +9,14 @@ any other name gets a normal short answer.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gzip
 import json
-import threading
 from typing import Any
 
 from aiohttp import web
+
+from app_thread import AppThread
 
 HUGE_BYTES = 24 * 1024 * 1024  # a reply beyond the default cap
 CUT_AT = 26  # the long error bodies put a key's first 26 characters before a cut
@@ -49,7 +49,7 @@ def _key(request: web.Request) -> str:
     return header or request.headers.get("x-api-key", "")
 
 
-class HostileServer:
+class HostileServer(AppThread):
     """The aiohttp app, run on its own loop in a background thread; `served` counts bytes."""
 
     def __init__(self) -> None:
@@ -57,32 +57,11 @@ class HostileServer:
         self.app = web.Application()
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_post("/v1/messages", self.messages)
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(self.loop)
-            self.runner = web.AppRunner(self.app, access_log=None)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-        ready.wait(10)
+        super().__init__(self.app)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        return f"{self.root}/v1"
 
     async def _endless(self, request: web.Request, head: bytes) -> web.StreamResponse:
         reply = web.StreamResponse(headers={"Content-Type": "application/json"})

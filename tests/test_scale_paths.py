@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.api.running import run_request, select_cases
-from assay.core.cases import CaseFile, load_cases, scan_cases
+from assay.core.cases import HELD_BYTES, CaseFile, load_cases, scan_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import iter_lines, read_text
 
@@ -22,6 +22,11 @@ def _case(i: int, **extra: object) -> dict[str, object]:
         "criteria": ["answers"],
         **extra,
     }
+
+
+def _big(i: int, **extra: object) -> dict[str, object]:
+    """A case whose line is a quarter of `HELD_BYTES`: five make a catalogue that is streamed."""
+    return _case(i, metadata={"pad": "x" * (HELD_BYTES // 4)}, **extra)
 
 
 def _write(path: Path, lines: list[str]) -> Path:
@@ -46,7 +51,7 @@ def test_iter_lines_bad_utf8_is_read_texts_error(tmp_path: Path) -> None:
 
 
 def test_scan_cases_streams_the_same_cases(tmp_path: Path) -> None:
-    lines = [json.dumps(_case(i, turns=["more?"] if i % 2 else None)) for i in range(7)]
+    lines = [json.dumps(_big(i, turns=["more?"] if i % 2 else None)) for i in range(7)]
     path = _write(tmp_path / "cases.jsonl", [lines[0], "", *lines[1:]])
     scanned = scan_cases(path)
     assert isinstance(scanned, CaseFile)
@@ -73,7 +78,7 @@ def test_scan_cases_streams_the_same_cases(tmp_path: Path) -> None:
     ],
 )
 def test_scan_cases_reports_exactly_what_load_cases_reports(tmp_path: Path, bad: str) -> None:
-    lines = [json.dumps(_case(i)) for i in range(5)]
+    lines = [json.dumps(_big(i)) for i in range(5)]
     path = _write(tmp_path / "cases.jsonl", [*lines[:3], bad, *lines[3:]])
     with pytest.raises(InputError) as expected:
         load_cases(path)
@@ -90,7 +95,7 @@ def test_scan_cases_empty_catalogue(tmp_path: Path) -> None:
 
 
 def test_a_changed_catalogue_is_an_input_error(tmp_path: Path) -> None:
-    path = _write(tmp_path / "cases.jsonl", [json.dumps(_case(0))])
+    path = _write(tmp_path / "cases.jsonl", [json.dumps(_big(i)) for i in range(5)])
     scanned = scan_cases(path)
     _write(path, ['{"id": "c-0"}'])
     with pytest.raises(InputError, match=r"cases.jsonl:1: the catalogue changed"):
@@ -98,7 +103,7 @@ def test_a_changed_catalogue_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_run_request_streams_a_catalogue_file(tmp_path: Path) -> None:
-    path = _write(tmp_path / "cases.jsonl", [json.dumps(_case(i)) for i in range(4)])
+    path = _write(tmp_path / "cases.jsonl", [json.dumps(_big(i)) for i in range(5)])
     request = run_request(cases=path, model="mock", trials=1)
     assert isinstance(request.cases, CaseFile)
     picked = run_request(cases=path, model="mock", trials=1, case_ids=["c-2", "c-0"])
@@ -146,6 +151,14 @@ def test_summarise_matches_the_per_row_figures() -> None:
     none = summarise([ScoredTrial("c", 1, "baseline", {"extra": 1.0})], rubric, ["extra"])
     assert none.weighted_score is None
     assert none.means == {"extra": 1.0}
+
+
+def test_a_small_catalogue_is_read_once(tmp_path: Path) -> None:
+    """A file of `HELD_BYTES` or less is loaded whole: parsed once, not once per pass."""
+    path = _write(tmp_path / "cases.jsonl", [json.dumps(_case(i)) for i in range(4)])
+    scanned = scan_cases(path)
+    assert not isinstance(scanned, CaseFile)
+    assert scanned == load_cases(path)
 
 
 def test_a_catalogue_from_a_pipe_is_read_once(tmp_path: Path) -> None:

@@ -257,7 +257,7 @@ def _cases(cases: Source | Sequence[Case] | None, config: EvalConfig) -> list[Ca
     if config.cases is None:
         return None
     if config.suite is not None:
-        return load_suite_cases(config.suite, config.cases)  # a pinned golden set is checked
+        return list(load_suite_cases(config.suite, config.cases))  # a pinned set is checked
     return load_cases(config.cases)
 
 

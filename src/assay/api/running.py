@@ -116,7 +116,8 @@ class RunOutcome:
 def select_cases(cases: Sequence[Case], wanted: Sequence[str] | None) -> Sequence[Case]:
     """Keep the cases named by --case (in catalogue order); unknown ids are an error.
 
-    Without --case a catalogue read from its file stays a `CaseFile` (streamed, never held)."""
+    Without --case a large catalogue read from its file stays a `CaseFile` (streamed, never
+    held)."""
     if not wanted:
         return cases if isinstance(cases, CaseFile) else list(cases)
     known = {c.id for c in cases}

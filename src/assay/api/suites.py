@@ -59,7 +59,9 @@ def evaluate_run(
     (`assay.api.sequential`): `trials` are its cases'. Without `write` nothing is written
     (`write_run` writes it later)."""
     config = dataclasses.replace(resolve(suite, output=out), judge=judge)
-    cases = request.cases
+    cases = held_catalogue(request.cases, ahead)  # the run's
+    pinned = pinned_catalogue(suite, request.cases)
+    catalogue = cases if pinned is request.cases else held_catalogue(pinned, None)
     cap = suite.judge.budget_usd
     if cap is not None and ahead is not None:
         cap = max(0.0, cap - ahead.spent_usd)
@@ -74,7 +76,7 @@ def evaluate_run(
                 trials=trials,
                 scores=rows_from_scores(judged.scores, scale),
                 comparisons=judged.comparisons,
-                cases={c.id: c for c in pinned_catalogue(suite, cases)},
+                cases={c.id: c for c in catalogue},
                 planned_trials=request.trials,
                 sequential=stop,
             ),
@@ -129,11 +131,12 @@ def write_run(
     with atomic_writer(folder / SUMMARY) as handle:
         handle.write(json.dumps(result.summary().as_json(), indent=2, ensure_ascii=False) + "\n")
     result.write_reports(folder)
+    held = evaluation.inputs.cases  # the cases the gate expected, as the evaluation holds them
     record_results(
         store,
         run_id,
         suite.name,
-        pinned_catalogue(suite, cases),
+        list(held.values()) if held is not None else pinned_catalogue(suite, cases),
         evaluation,
         result.report,
         judged.scores,
@@ -146,6 +149,16 @@ def pinned_catalogue(suite: Suite, cases: Sequence[Case]) -> Sequence[Case]:
     if suite.cases_sha256 is None or isinstance(cases, CaseFile):
         return cases
     return load_suite_cases(suite)
+
+
+def held_catalogue(cases: Sequence[Case], ahead: JudgeFollower | None) -> Sequence[Case]:
+    """The catalogue in memory for the evaluation, read once: a streamed one (`CaseFile`) is
+    read here, or taken from the judges that followed the run (they hold it already)."""
+    if not isinstance(cases, CaseFile):
+        return cases
+    if ahead is not None and len(ahead.cases) == len(cases):
+        return list(ahead.cases.values())
+    return list(cases)
 
 
 def judge_trials(

@@ -24,8 +24,14 @@ from assay.core.records import Case
 
 DEFAULT_CASES = Path("evals/cases.jsonl")
 
+HELD_BYTES = 2 * 2**20
+"""A catalogue file up to this size is loaded whole (a few thousand cases: at most tens of MB
+as Case objects, parsed once); a larger one is streamed (`CaseFile`), so a run's memory does
+not grow with its cases (a Case takes about 1.7 KB, ten times its line)."""
+
 __all__ = [
     "DEFAULT_CASES",
+    "HELD_BYTES",
     "Case",
     "CaseFile",
     "case_lines",
@@ -101,13 +107,15 @@ class CaseFile(Sequence[Case]):
 
 
 def scan_cases(path: Path, *, allow_empty: bool = False) -> Sequence[Case]:
-    """Validate a catalogue as `load_cases` does, keeping no case: memory stays flat.
+    """Validate a catalogue as `load_cases` does; a file over `HELD_BYTES` keeps no case, so
+    memory stays flat.
 
     One streaming pass validates each line and remembers a 64-bit hash of its id; any
     problem (an invalid line, a possibly repeated id) hands the file to `load_cases`, whose
-    InputError lists every problem exactly as before. What is not a regular file (a pipe,
-    /dev/stdin) can be read only once: it is loaded whole."""
-    if not path.is_file():
+    InputError lists every problem exactly as before. A file of `HELD_BYTES` or less is
+    loaded whole (read once, not once per pass); so is what is not a regular file (a pipe,
+    /dev/stdin: it can be read only once)."""
+    if not path.is_file() or path.stat().st_size <= HELD_BYTES:
         return load_cases(path, allow_empty=allow_empty)
     hashes = array("q")
     for _number, line in iter_lines(path):

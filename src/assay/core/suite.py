@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from assay.core.cases import check_pinned, load_cases
+from assay.core.cases import check_pinned, scan_cases
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
 from assay.core.limits import MAX_REPLY_BYTES
@@ -339,13 +340,14 @@ class Suite(SuiteModel):
         return found
 
 
-def load_suite_cases(suite: Suite, path: Path | None = None) -> list[Case]:
+def load_suite_cases(suite: Suite, path: Path | None = None) -> Sequence[Case]:
     """The suite's case catalogue, or `path` in its place (a --cases flag); with
-    `cases_sha256` the file must be the pinned golden set (checked before it is parsed)."""
+    `cases_sha256` the file must be the pinned golden set (checked before it is parsed).
+    A large file is streamed, as `assay run --cases` streams it (`scan_cases`)."""
     chosen = path if path is not None else suite.path(suite.cases)
     if suite.cases_sha256 is not None:
         check_pinned(chosen, suite.cases_sha256, suite.file)
-    return load_cases(chosen)
+    return scan_cases(chosen)
 
 
 def suite_cases(suite: Suite | None) -> Path | None:
