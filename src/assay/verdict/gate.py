@@ -20,7 +20,7 @@ condition passes or fails on its blockers and the `failures` alone.
 
 Both modes add `failures` from outside (per-case and corpus thresholds) as FAILs, and
 with `require_calibrated_judge` an INCONCLUSIVE check for every judge configuration whose
-scores feed the gate without a passing calibration (`calibration_checks`).
+scores feed the gate without a passing calibration (`verdict.calibrated.calibration_checks`).
 A guarded lower-is-better metric (hallucination) is checked with its sign flipped, so a
 rise fails it as a drop fails any other. Numbers within 1e-9 of each other are equal.
 """
@@ -35,7 +35,6 @@ import numpy as np
 
 from assay.core.rubric import TOLERANCE
 from assay.core.suite import GateSection
-from assay.store import Store
 from assay.verdict.checks import (
     Check,
     Coverage,
@@ -474,47 +473,3 @@ def decide(
         result.notes.append(NO_BASELINE)
     result.checks.extend(failures)
     return result
-
-
-def judge_configurations(rows: Sequence[ScoredTrial]) -> list[tuple[str, str | None]]:
-    """The judge configurations behind judge-sourced rows: (`judge:<model>`, prompt hash)."""
-    found = {
-        (r.source, r.judge_prompt_sha256 or None)
-        for r in rows
-        if r.source and r.source.startswith("judge:")
-    }
-    return sorted(found, key=lambda c: (c[0], c[1] or ""))
-
-
-def calibration_checks(
-    config: GateSection, rows: Sequence[ScoredTrial], store: Store | None
-) -> list[Check]:
-    """`require_calibrated_judge`: one check per judge configuration whose scores feed the gate.
-
-    A configuration without a passing calibration (`assay calibrate`, stored per rater and
-    prompt hash) makes the gate INCONCLUSIVE — its scores are not evidence yet, so the release
-    is neither passed nor blamed on them; exit 1 all the same. No store: nothing is calibrated.
-    """
-    if not config.require_calibrated_judge:
-        return []
-    from assay.store.calibrations import require_calibrated_judge
-
-    checks = []
-    for rater, sha in judge_configurations(rows):
-        shown = rater + (f" (prompt {sha[:12]})" if sha else "")
-        if store is None:
-            problems = [f"judge {shown}: no run store to read its calibration from"]
-        else:
-            problems = require_calibrated_judge(store, rater, sha, config.calibration_dimensions)
-        if problems:
-            reason = "require_calibrated_judge: " + "; ".join(problems)
-            checks.append(Check(name=f"calibration:{rater}", status="inconclusive", reason=reason))
-        else:
-            checks.append(
-                Check(
-                    name=f"calibration:{rater}",
-                    status="pass",
-                    reason=f"judge {shown} is calibrated",
-                )
-            )
-    return checks

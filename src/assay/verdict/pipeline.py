@@ -29,13 +29,13 @@ from assay.scorers.runner import build_scorers, lower_metrics, primary_metrics, 
 from assay.store import DEFAULT_STORE, Store
 from assay.verdict import coverage
 from assay.verdict.analysis import Analysis, analyse
+from assay.verdict.calibrated import calibration_checks
 from assay.verdict.checks import Check, Coverage, Sequential, Verdict
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
-from assay.verdict.gate import calibration_checks
 from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
     BASELINE,
