@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from assay.core.errors import InputError
+from assay.core.text import cut
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONFIG = ConfigDict(strict=True, arbitrary_types_allowed=True)
@@ -130,8 +131,7 @@ def _problems(argument: str, hint: Any, value: Any, exc: ValidationError) -> lis
         inside.append(f"{place}: {error['msg']}")
     if inside:
         return list(dict.fromkeys(inside))[:SHOWN_ERRORS]
-    shown = repr(value)
-    shown = shown if len(shown) <= SHOWN_VALUE else shown[: SHOWN_VALUE - 1] + "…"
+    shown = cut(repr(value), SHOWN_VALUE)
     return [f"{argument}: expected {type_name(hint)}, got {type(value).__name__} ({shown})"]
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from assay.api.cases import CaseResult
 from assay.api.results import Result
+from assay.core.text import cut
 
 Status = Literal["pass", "fail", "xfail", "skip"]
 """`xfail`: a condition the gate does not decide for missed a per-case rule (shown, not gated);
@@ -117,7 +118,7 @@ def _missed_details(case: CaseResult) -> list[str]:
 def trimmed(text: str, limit: int = SHOWN_CHARS) -> str:
     """`text` on one line (runs of white space as one space), cut to `limit` characters."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return cut(flat, limit)
 
 
 def _figures(case: CaseResult) -> list[str]:

@@ -1,5 +1,5 @@
-"""How a figure that cannot be computed is printed: `n/a (why)`, never `nan`, a clamp or a
-degenerate interval. One definition for every command, report and page."""
+"""Text as every command, report and page prints it: a figure that cannot be computed as
+`n/a (why)` (never `nan`, a clamp or a degenerate interval), and a long text cut with `…`."""
 
 from __future__ import annotations
 
@@ -17,3 +17,8 @@ def figure_text(value: float | None, spec: str, reason: str | None = None) -> st
     if value is None or not math.isfinite(value):
         return not_available(reason) if reason else "-"
     return format(value, spec)
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` as it is, or cut to `limit` characters, the last of them `…`."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

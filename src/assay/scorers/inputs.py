@@ -42,6 +42,8 @@ def missing_inputs(
         fields: Mapping[str, str] = getattr(scorer, "case_fields", {})
         for field, inputs in fields.items():
             needed.setdefault(field, []).append(f"scorer {scorer.name!r} ({inputs})")
+    if not needed:
+        return []  # no pass over the catalogue (a streamed one is read from its file)
     found = []
     for case in cases:
         for field, users in needed.items():

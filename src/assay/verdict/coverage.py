@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from assay.core.records import Case, Trial
 from assay.core.suite import GateSection, SourceSection
+from assay.core.text import cut
 from assay.verdict.checks import Check, Coverage, Gap, GapKind
 
 SAFETY_TAGS = frozenset({"safety", "self_harm", "selfharm", "suicide"})
@@ -223,7 +224,7 @@ class Tally:
 
 def _first_line(text: str, limit: int = 200) -> str:
     line = text.strip().splitlines()[0] if text.strip() else "error"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return cut(line, limit)
 
 
 def _tolerate(tally: Tally, limit: int | float, cases: int) -> tuple[int, list[str]]:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.core.text import cut
 from assay.store.views import ReadOnlyStore
 
 PER_PAGE = 50
@@ -277,7 +278,7 @@ def first_line(text: str, limit: int = 160) -> str:
     """The first non-blank line of a response, cut to `limit` characters."""
     head = text[: limit * 8]
     line = next((ln.strip() for ln in head.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return cut(line, limit)
 
 
 def build(store: ReadOnlyStore, run_id: str) -> Matrix:
