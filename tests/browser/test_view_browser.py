@@ -84,6 +84,7 @@ def test_open_a_run_filter_to_errored_cases_and_open_one(browser: Any, live: str
     shots = os.environ.get("ASSAY_SCREENSHOT_DIR")
     if shots:
         page.screenshot(path=str(Path(shots) / "view-run.png"), full_page=True)
+    page.wait_for_load_state()  # view.js (deferred) listens for the keys from then on
     page.keyboard.press("j")
     page.keyboard.press("j")
     assert page.inner_text("tr.cursor a.open") == "case-00010"
@@ -126,11 +127,17 @@ def test_history_compare_and_a_static_export_opened_from_disk(browser: Any, tmp_
         assert "run-a" in page.inner_text("h1") and "run-b" in page.inner_text("h1")
         page.click("a.open >> nth=0")  # a changed case, in the later run
         assert "/runs/run-b/cases/" in page.url
+        assert errors == []
     finally:
+        page.close()  # before the server stops: a request still open then would log an error
         server.should_exit = True
         thread.join(10)
     site = tmp_path / "site"
     export_view(path, site)
+    page = browser.new_page()
+    errors.clear()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto((site / "index.html").as_uri())
     page.click("text=run-b")
     assert page.url.endswith("/runs/run-b/index.html")
