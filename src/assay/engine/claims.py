@@ -127,13 +127,20 @@ class Claims:
             found = claim_calls(self.store, live)
         except Exception as exc:  # e.g. a full disk: each call raises it
             for future in live.values():
-                future.set_exception(exc)
+                if not future.done():
+                    future.set_exception(exc)
             return
+        # A caller may be cancelled while the claim's transaction runs (Ctrl+C cancels the
+        # run's tasks from the signal handler, between two statements): its future is done.
         for key, cached in found.cached.items():
-            live[key].set_result(cached)
+            if not live[key].done():
+                live[key].set_result(cached)
         for key in found.mine:
             self.held += 1
-            live[key].set_result(None)
+            if live[key].done():
+                self.release(key, None)  # its caller is gone: the claim is let go at once
+            else:
+                live[key].set_result(None)
         for key in found.theirs:
             self._waiting[key] = live[key]
         if found.mine and self._beat is None:
