@@ -27,6 +27,7 @@ from assay.api.run_inputs import (
     with_run_base_url,
 )
 from assay.api.warming import warming
+from assay.core.money import checked_budget
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import model_line, paused_gc
@@ -246,7 +247,10 @@ def run_request(
             concurrency=concurrency or section.concurrency,
             timeout_s=timeout or section.timeout,
             retries=section.retries if retries is None else retries,
-            budget_usd=section.budget_usd if budget_usd is None else budget_usd,
+            budget_usd=checked_budget(
+                section.budget_usd if budget_usd is None else budget_usd,
+                "--budget-usd (budget_usd)",
+            ),
             batch=section.batch if batch is None else batch,
             batch_poll_s=batch_poll_s or section.batch_poll_s,
         ),
@@ -401,6 +405,12 @@ def _outcome(
         )
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
+    if result.unmetered and result.calls:
+        outcome.notes.append(
+            f"WARNING: {', '.join(result.unmetered)}: unmetered (no price, --allow-unmetered):"
+            " the spend figures count its calls as $0, not what they cost; --price IN,OUT"
+            " meters it"
+        )
     if suite is not None:
         _evaluate_run(outcome, suite, out, ahead, stop, write)
     return outcome

@@ -21,6 +21,7 @@ from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
 from assay.models.base import Message, Model, ModelError, Request, Response, ServerMismatch
+from assay.models.registry import model_price
 from assay.store import Store, now_iso
 from assay.store.spend import Spend, run_spend, spent_so_far
 
@@ -66,6 +67,9 @@ class RunResult:
     """What the run has cost in all its invocations, by role (`store.spend.run_spend`)."""
     stopped: str | None = None
     overrun: str | None = None  # why the budget stopped new calls early (a call cost too much)
+    unmetered: list[str] = field(default_factory=list)
+    """The specs of the run's models no price meters (`--allow-unmetered`): their calls count
+    as $0 in every spend figure."""
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -273,6 +277,7 @@ class Engine:
         result.run_spend = run_spend(self.store, run_id)
         result.stopped = self._stop
         result.overrun = self.budget.overrun
+        result.unmetered = sorted({m.spec for m in self.models.values() if model_price(m) is None})
         result.not_run = total - result.answered - result.errored - result.resumed
         return result
 
