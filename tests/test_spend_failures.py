@@ -181,10 +181,11 @@ def test_a_reply_reporting_more_than_its_worst_case_cannot_pass_the_cap(  # type
 def test_failed_judge_replies_leave_no_reservation_counted_as_spent(
     cli: Any, tmp_path: Path
 ) -> None:
-    """A grounding judge whose replies fail validation stops the scoring; the calls it
-    cancelled before they were sent left their reservations behind, counted as spent by
-    every later invocation ("$0.4675 spent … $3.7878 by this run in all" on a fresh store).
-    Now the run's figure, the store's and the roles' sum agree."""
+    """A judge whose replies fail validation stops the evaluation: what its calls (and the
+    grounding scorer's) cost was left out of the invocation's figure, though the store
+    counted it ("$0.1040 spent … $6.5040 by this run in all" on a fresh store, then "$0.0000
+    spent … $12.9040"). Now the invocations' figures add up to the store's, which is the sum
+    of its roles, and no reservation is left behind."""
     from assay.store import Store
 
     doc = "The Eiffel Tower is 330 metres tall and stands in Paris."
@@ -202,11 +203,15 @@ def test_failed_judge_replies_leave_no_reservation_counted_as_spent(
         encoding="utf-8",
     )
     store = tmp_path / "s.db"
+    total = 0.0
     for _ in range(2):
         done = cli("run", suite, "--store", store, "--json", "--budget-usd", 100)
         assert done.code == 3, done.stderr
         summary = done.json()
-        run_spend = summary["run_spend"]
+        total += summary["spent_usd"]
+        spend, run_spend = summary["spend"], summary["run_spend"]
+        assert spend["judges"] > 0 and spend["scorers"] > 0, summary
+        assert summary["run_spent_usd"] == pytest.approx(total), summary
         roles = run_spend["system"] + run_spend["judges"] + run_spend["scorers"]
         assert summary["run_spent_usd"] == pytest.approx(roles), summary
     handle = Store(store)
@@ -241,3 +246,59 @@ def test_an_unmetered_runner_is_said_to_be_unmetered(
                "--store", tmp_path / "s.db")  # fmt: skip
     assert done.code == 0, done.stderr
     assert "codex: unmetered" in done.stderr and "count its calls as $0" in done.stderr
+
+
+class _Slow:
+    """A priced one-turn model whose calls take a second (so they can be stopped in flight)."""
+
+    spec = "slow"
+    price = Price(1e6, 1e6)
+
+    def identity(self) -> dict[str, Any]:
+        return {"spec": self.spec}
+
+    async def generate(self, request: Request) -> Any:
+        import asyncio
+
+        await asyncio.sleep(1)
+        raise AssertionError("the test stops every call before it answers")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_calls_stopped_in_this_process_leave_no_reservation(tmp_path: Path) -> None:
+    """Two calls under a limit of one at a time, both stopped (a scorer's failure cancels its
+    siblings, or Ctrl+C): the one in flight may be billed, so it counts at its reservation;
+    the one still waiting for its turn was never sent and costs nothing. Before, both kept
+    their reservations in the store, counted as spent by every later invocation."""
+    import asyncio
+
+    from assay.engine.budget import Budget
+    from assay.engine.calls import Caller
+    from assay.store import Store
+    from assay.store.spend import run_spend
+
+    store = Store(tmp_path / "s.db")
+    caller = Caller(store, Budget(100.0), concurrency=1, retries=0, ledger="r1")
+    model = _Slow()
+    requests = [Request(messages=[Message("user", f"q{i}")], max_tokens=1) for i in range(2)]
+    worst = model.price.worst_case(requests[0])
+
+    async def go() -> None:
+        calls = [asyncio.create_task(caller.call(model, r, use_cache=False)) for r in requests]
+        await asyncio.sleep(0.3)  # the first is in flight, the second waits for the limiter
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        asyncio.run(go())
+        store.flush()
+        left = store.db.execute("SELECT COUNT(*) FROM run_reservations").fetchone()[0]
+        spend = run_spend(store, "r1")
+    finally:
+        store.close()
+    assert left == 0
+    assert caller.spent == pytest.approx(worst)
+    assert spend.total == pytest.approx(worst) and spend.system == pytest.approx(worst)
