@@ -51,7 +51,10 @@ def _claude(cost: Any = 0.01, usage: str = '{"input_tokens": 3, "output_tokens":
 
 
 def _codex(usage: str) -> str:
-    message = {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "ok"}}
+    message = {
+        "type": "item.completed",
+        "item": {"id": "i1", "type": "agent_message", "text": "ok"},
+    }
     return json.dumps(message) + f'\n{{"type": "turn.completed", "usage": {usage}}}\n'
 
 

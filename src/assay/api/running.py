@@ -27,10 +27,10 @@ from assay.api.run_inputs import (
     with_run_base_url,
 )
 from assay.api.warming import warming
-from assay.core.money import checked_budget
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import model_line, paused_gc
+from assay.core.money import checked_budget
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute

@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.core.memo import ByObject
 from assay.core.errors import InputError
+from assay.core.memo import ByObject
 from assay.core.redact import scrub_cut, scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget

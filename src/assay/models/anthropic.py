@@ -20,9 +20,9 @@ from assay.core.errors import InputError
 from assay.core.redact import scrub, scrub_cut
 from assay.models.anthropic_batch import AnthropicBatches
 from assay.models.anthropic_http import CappedHttpClient
-from assay.models.base import Message, ModelError, Request, Response, priced, token_count
+from assay.models.base import Message, ModelError, Request, Response, token_count
 from assay.models.http import DETAIL_LIMIT, OVERLOAD_STATUSES, is_retryable, parse_retry_after
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, lookup_price, priced
 from assay.models.registry import ModelOptions, unset
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -160,7 +160,11 @@ class AnthropicModel:
             usage = message.usage
             counts = [
                 token_count(getattr(usage, key, None))
-                for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+                for key in (
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                )
             ]
             input_tokens = None if None in counts else sum(c or 0 for c in counts)
             output_tokens = token_count(usage.output_tokens)

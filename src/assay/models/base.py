@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from assay.core.errors import InputError
 from assay.core.records import Case
-
-if TYPE_CHECKING:
-    from assay.models.pricing import Price
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,18 +124,6 @@ def token_count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
     return value
-
-
-def priced(
-    price: Price | None, input_tokens: int | None, output_tokens: int | None
-) -> float | None:
-    """What reported usage costs at `price` (a `Price`, or None: unmetered, no cost);
-    `UNREADABLE_COST` when either count cannot be read."""
-    if price is None:
-        return None
-    if input_tokens is None or output_tokens is None:
-        return UNREADABLE_COST
-    return price.cost(input_tokens, output_tokens)
 
 
 def reply_too_large(cap: int, what: str = "reply") -> ModelError:

@@ -17,7 +17,7 @@ from assay.core.errors import InputError
 from assay.core.limits import MAX_REPLY_BYTES
 from assay.core.memo import ByObject
 from assay.core.redact import scrub
-from assay.models.base import ModelError, Request, Response, ServerMismatch, priced, token_count
+from assay.models.base import ModelError, Request, Response, ServerMismatch, token_count
 from assay.models.forms import Negotiation, messages_for, rejects_form, response_format
 from assay.models.http import (
     OVERLOAD_STATUSES,
@@ -29,7 +29,7 @@ from assay.models.http import (
 )
 from assay.models.network import openai_headers, route, session
 from assay.models.openai_batch import OpenAIBatches
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, lookup_price, priced
 from assay.models.registry import ModelOptions, unset
 from assay.models.servers import check_served, refuses_model
 from assay.models.transport import aiohttp  # without its import-time CA loading

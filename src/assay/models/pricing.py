@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from assay.core.errors import InputError
 from assay.core.memo import ByObject
 from assay.core.money import price_values
-from assay.models.base import Request
+from assay.models.base import UNREADABLE_COST, Request
 
 # Public list prices (USD per 1M tokens: input, output). `--price` overrides.
 PRICES: dict[str, tuple[float, float]] = {
@@ -113,3 +113,15 @@ def claude_price(model: str) -> Price | None:
         claude = [Price(*p) for name, p in PRICES.items() if name.startswith("claude-")]
         return max(claude, key=lambda p: (p.output_per_m, p.input_per_m))
     return lookup_price(CLAUDE_ALIASES.get(model, model))
+
+
+def priced(
+    price: Price | None, input_tokens: int | None, output_tokens: int | None
+) -> float | None:
+    """What reported usage costs at `price` (a `Price`, or None: unmetered, no cost);
+    `UNREADABLE_COST` when either count cannot be read."""
+    if price is None:
+        return None
+    if input_tokens is None or output_tokens is None:
+        return UNREADABLE_COST
+    return price.cost(input_tokens, output_tokens)

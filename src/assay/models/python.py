@@ -43,8 +43,8 @@ from typing import Any
 from assay.core.environ import restore_user_env
 from assay.core.errors import InputError
 from assay.core.redact import scrub
-from assay.models.base import ModelError, Request, Response, priced, reported_cost, token_count
-from assay.models.pricing import Price
+from assay.models.base import ModelError, Request, Response, reported_cost, token_count
+from assay.models.pricing import Price, priced
 from assay.models.registry import ModelOptions
 from assay.models.trajectories import agent_trajectory
 
@@ -177,7 +177,9 @@ def to_response(result: Any, price: Price | None) -> Response:
         text=text,
         input_tokens=input_tokens or 0,
         output_tokens=output_tokens or 0,
-        cost_usd=priced(price, input_tokens, output_tokens) if cost is None else reported_cost(cost),
+        cost_usd=priced(price, input_tokens, output_tokens)
+        if cost is None
+        else reported_cost(cost),
         model=str(result.get("model")) if result.get("model") else None,
         state=state,
         trajectory=trajectory,

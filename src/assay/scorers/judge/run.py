@@ -48,12 +48,12 @@ from assay.scorers.judge.items import JudgeItem, KnownKey, plan_items
 from assay.scorers.judge.pairwise import PairJudge, PairScore
 from assay.scorers.judge.panel import panel_alpha
 from assay.store import Store
-from assay.store.spend import spent_so_far
 from assay.store.judgments import (
     judged_records,
     queue_review,
     save_judgment,
 )
+from assay.store.spend import spent_so_far
 
 
 @dataclass(slots=True)
