@@ -74,7 +74,7 @@ def test_outside_text_reaches_the_terminal_inert(
     (tmp_path / "agent.py").write_text(AGENT)
     cases = write_jsonl(
         tmp_path / "cases.jsonl",
-        [make_case(f"c{CLEAR}1"), make_case("c2")],
+        [make_case(f"c{CLEAR}1", expect={"contains": ["x"]}), make_case("c2")],
     )
     runs = {
         "agent": ["--model", f"python:{tmp_path / 'agent.py'}:run", "--allow-unmetered"],
@@ -89,5 +89,10 @@ def test_outside_text_reaches_the_terminal_inert(
         assert result.code == 3, printed
         assert "\\x1b]52;c;" in printed, (name, printed)  # the error was printed, inert
         assert not CONTROL.search(printed), (name, repr(printed))
-    report = cli("report", "--trials", tmp_path / "agent.jsonl", "--out", tmp_path / "r")
-    assert not CONTROL.search(report.stdout + report.stderr)
+    report = cli(
+        "report", "--trials", tmp_path / "agent.jsonl", "--cases", cases, "--scorer",
+        "contains", "--out", tmp_path / "r",
+    )  # fmt: skip
+    printed = report.stdout + report.stderr
+    assert report.code in (1, 3) and "c\\x1b[2J" in printed, printed
+    assert not CONTROL.search(printed), repr(printed)

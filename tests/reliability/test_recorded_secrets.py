@@ -169,12 +169,16 @@ def test_a_key_in_a_command_runners_arguments_is_never_recorded(tmp_path: Path) 
     agent.write_text(CLI_AGENT.format(python=sys.executable))
     agent.chmod(0o755)
     env = {**os.environ, "MY_TOKEN": key}
-    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case("c0"), make_case("c1")])
+    cases = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"c{i}", expect={"contains": ["answered"]}) for i in range(2)],
+    )
     spec = f"command:{agent} --api-key {key}"
     commands = [
         ["run", "--cases", str(cases), "--model", spec, "--format", "text", "--allow-unmetered",
          "--store", "assay.db", "--output", "trials.jsonl"],
-        ["report", "--trials", "trials.jsonl", "--cases", str(cases), "--out", "report",
+        ["report", "--trials", "trials.jsonl", "--cases", str(cases), "--scorer", "contains",
+         "--out", "report",
          "--format", "md,json,junit,html"],
         ["view", "--store", "assay.db", "--export", "site"],
     ]  # fmt: skip

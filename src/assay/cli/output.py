@@ -11,7 +11,7 @@ Everywhere, every line printed here has its control characters shown as escapes
 (`core/text.py` `terminal_safe`): text from outside (a provider's error body, an agent's
 exception, a case id, a response) cannot send a terminal or a CI log ANSI CSI or OSC
 sequences (a clipboard write, a hidden link, a rewritten line). JSON output keeps its value:
-the controls JSON leaves raw (DEL, U+0080-U+009F) are written as `\u` escapes.
+the controls JSON leaves raw (DEL, U+0080-U+009F) are written as `\\u` escapes.
 """
 
 from __future__ import annotations

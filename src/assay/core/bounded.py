@@ -120,7 +120,7 @@ def _validator(text: str, require_dialect: bool) -> Validator:
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema must be an object")
     dialect = schema.get("$schema")
-    if require_dialect and not isinstance(dialect, str):
+    if not isinstance(dialect, str) and (require_dialect or "$schema" in schema):
         raise ValueError("$schema must name a JSON Schema dialect, e.g. " + DEFAULT_DIALECT)
     kind = validator_for(schema, default=None if require_dialect else _default_kind())  # type: ignore[arg-type]
     if kind is None:
