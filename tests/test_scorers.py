@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from assay.core import bounded
-from assay.core.bounded import REGEX_TIMEOUT_S, SCHEMA_TIMEOUT_S
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
 from assay.core.suite import Threshold
@@ -207,13 +205,15 @@ def test_catastrophic_patterns_neither_hang_nor_pass() -> None:
         as_json = json.dumps({"text": response})
         score = score_of("json_schema", case(json_schema=schema), trial(as_json))
         assert score.metrics.get("json_schema", 0.0) == 0.0, pattern
-        assert time.monotonic() - started < 3 * (REGEX_TIMEOUT_S + SCHEMA_TIMEOUT_S)
+        assert time.monotonic() - started < 10  # limits: 1 s a search, 2 s a validation
 
 
 @pytest.mark.timeout(60)
 def test_a_search_past_its_time_limit_is_an_errored_row_that_fails_the_gate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from assay.core import bounded
+
     monkeypatch.setattr(bounded, "REGEX_TIMEOUT_S", 0.05)
     slow = r"^(a|aa)+$"  # exponential on the regex module too
     response = "a" * 5000 + "b"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from assay.core.text import terminal_safe
 from conftest import make_case, write_jsonl
 
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLnRlc3QgfCBzaA==\x07"  # OSC 52: set the clipboard
@@ -58,6 +57,8 @@ def run(case, settings):
 
 
 def test_terminal_safe_shows_controls_and_keeps_text() -> None:
+    from assay.core.text import terminal_safe
+
     shown = terminal_safe(HOSTILE + "\ttab\nnext line é 日本")
     assert not CONTROL.search(shown)
     assert "\\x1b]52;c;" in shown and "\\x07" in shown and "\\x9b31m" in shown
