@@ -355,8 +355,9 @@ def test_misses_name_the_tool_the_argument_and_the_step_count() -> None:
         assert said in notes, (said, notes)
     schema = {**URGENT}
     wrong = scored({"args": {"escalate": schema}}, [call("escalate", urgency="high")])
-    assert "escalate: arguments do not match the schema: 'note' is a required property" in (
-        wrong.fields["notes"]
+    assert (
+        "escalate: arguments do not match the schema: 'note' is a required property"
+        in (wrong.fields["notes"])
     )
     ok = scored({"must_call": ["escalate"]}, [call("escalate")])
     assert ok.metrics["tools_correct"] == 1.0 and "notes" not in ok.fields
@@ -391,13 +392,16 @@ def test_unique_items_on_a_huge_argument_is_linear() -> None:
     rows = [{"id": i, "tags": [str(i)]} for i in range(20_000)]
     started = time.monotonic()
     unique = scored({"args": {"load": schema}}, [call("load", rows=rows)])
-    repeated = scored({"args": {"load": schema}}, [call("load", rows=[*rows, {"tags": ["7"], "id": 7.0}])])
+    repeated = scored(
+        {"args": {"load": schema}}, [call("load", rows=[*rows, {"tags": ["7"], "id": 7.0}])]
+    )
     assert time.monotonic() - started < 10
     assert unique.metrics["args_match"] == 1.0
     assert repeated.metrics["args_match"] == 0.0  # {"id": 7.0, ...} equals {"id": 7, ...}
-    assert scored({"args": {"load": schema}}, [call("load", rows=[1, True])]).metrics[
-        "args_match"
-    ] == 1.0  # true is not 1
+    assert (
+        scored({"args": {"load": schema}}, [call("load", rows=[1, True])]).metrics["args_match"]
+        == 1.0
+    )  # true is not 1
 
 
 class Fetched(BaseHTTPRequestHandler):
@@ -445,9 +449,12 @@ def test_refs_resolve_inside_the_schema_only(tmp_path: Path) -> None:
         assert f"{path}:5: expect.json_schema: " in text
         assert f"{path}:1:" not in text and "RecursionError" not in text
         assert Fetched.hits == []  # nothing fetched
-        assert scored({"args": {"escalate": inside}}, [call("escalate", urgency="high")]).metrics[
-            "args_match"
-        ] == 1.0
+        assert (
+            scored({"args": {"escalate": inside}}, [call("escalate", urgency="high")]).metrics[
+                "args_match"
+            ]
+            == 1.0
+        )
     finally:
         server.shutdown()
         server.server_close()

@@ -164,7 +164,7 @@ def schema_error(validator: Validator, instance: Any) -> str | None:
 
 
 def _within_limits(check: Callable[[], T]) -> T:
-    from jsonschema.exceptions import _WrappedReferencingError
+    from referencing.exceptions import Unresolvable
 
     token = _deadline.set(time.monotonic() + SCHEMA_TIMEOUT_S)
     try:
@@ -173,7 +173,7 @@ def _within_limits(check: Callable[[], T]) -> T:
         raise LimitExceeded(
             "the schema refers to itself without end, or the value is nested too deep"
         ) from None
-    except _WrappedReferencingError as exc:  # refused at the catalogue read: defence in depth
+    except Unresolvable as exc:  # refused at the catalogue read: defence in depth
         raise LimitExceeded(f"a $ref does not resolve inside the schema: {exc}") from None
     finally:
         _deadline.reset(token)
@@ -188,7 +188,7 @@ def _default_kind() -> Any:
 def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # (an attrs class)
 
 
 @functools.cache
@@ -196,7 +196,7 @@ def _registry() -> Registry[Any]:
     """References resolve inside the schema (and to the bundled meta-schemas) only."""
     from referencing import Registry
 
-    return Registry(retrieve=_refuse)
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]  # (an attrs class)
 
 
 def _check_contents(schema: dict[str, Any], kind: Any) -> None:
@@ -272,7 +272,7 @@ def _bounded_kind(kind: Any) -> Any:
     for name, fn in replaced.items():
         if name in keywords:
             keywords[name] = _timed(fn)
-    return extend(kind, validators=keywords)
+    return extend(kind, validators=keywords)  # type: ignore[no-untyped-call]
 
 
 def _remaining() -> float:

@@ -30,8 +30,8 @@ from pydantic import (
 )
 
 from assay.core.bounded import schema_valid
-from assay.core.text import cut
 from assay.core.bounded import schema_validator as bounded_validator
+from assay.core.text import cut
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -224,11 +224,7 @@ def subset_difference(actual: Any, expected: Any, path: str = "") -> str | None:
             if found is not None:
                 return found
         return None
-    if (
-        isinstance(expected, list)
-        and isinstance(actual, list)
-        and len(actual) == len(expected)
-    ):
+    if isinstance(expected, list) and isinstance(actual, list) and len(actual) == len(expected):
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
             found = subset_difference(a, e, f"{path}[{index}]")
             if found is not None:

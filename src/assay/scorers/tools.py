@@ -134,7 +134,11 @@ class Tools(CheckScorer):
             "tool_calls": float(len(calls)),
             "model_turns": float(sum(isinstance(s, ModelTurn) for s in trajectory)),
         }
-        problems = [f"{name} never called (must_call)" for name in tools.must_call or () if name not in names]
+        problems = [
+            f"{name} never called (must_call)"
+            for name in tools.must_call or ()
+            if name not in names
+        ]
         expected = set(tools.must_call or ()) | set(tools.args or {})
         if tools.match != "subset":
             expected |= set(tools.order or ())

@@ -47,7 +47,8 @@ def scored_trials(
             row.blocker = True
             notes = result.fields.get("notes")
             row.findings.append(
-                Finding(result.scorer, notes) if isinstance(notes, str) and notes
+                Finding(result.scorer, notes)
+                if isinstance(notes, str) and notes
                 else Finding(result.scorer)
             )
     return list(rows.values())
