@@ -186,7 +186,7 @@ def test_a_killed_sequential_run_resumes_its_looks_and_a_full_run_makes_only_the
                 raise KeyboardInterrupt  # killed as the second look starts
             return steps.run(request, progress, warn)
 
-        return real(args[0], args[1], sequential.Steps(run_part, steps.ended), **kwargs)
+        return real(args[0], args[1], sequential.Steps(run_part, steps.ended, steps.store), **kwargs)
 
     monkeypatch.setattr(sequential, "run_looks", killed)
     with pytest.raises(KeyboardInterrupt):
