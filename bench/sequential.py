@@ -105,7 +105,9 @@ elsewhere (true overall −0.04). Effects vary from case to case with sd `SHAPE_
 SHAPE_SD = 0.3
 
 
-def simulate(rng: np.random.Generator, cases: int, effect: float, shape: str | None = None) -> Suite:
+def simulate(
+    rng: np.random.Generator, cases: int, effect: float, shape: str | None = None
+) -> Suite:
     """gate_simulation.simulate's model, with unbalanced categories (see the module doc);
     with a `shape` (`SHAPES`) the effect is that shape's instead of `effect`."""
     category = rng.choice(len(SHARES), size=cases, p=SHARES)
@@ -321,8 +323,7 @@ def run(
 ) -> Row:
     rng = np.random.default_rng([seed, cases, round(effect * 100) + 1000])
     outcomes = [
-        decide(simulate(rng, cases, effect, shape), rng, look, spending, order)
-        for _ in range(sims)
+        decide(simulate(rng, cases, effect, shape), rng, look, spending, order) for _ in range(sims)
     ]
     return Row(cases, effect, sims, outcomes)
 

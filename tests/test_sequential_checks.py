@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from assay.api import running
 from assay.core.records import Case
 from assay.store import Store
 from assay.verdict.looks import look_order
@@ -188,7 +187,9 @@ def test_sampled_checks_on_a_pinned_set_must_name_its_pin(tmp_path: Path, cli: A
     assert done.code == 2 and "sampled_checks" in done.stderr and "pinned" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "s.db").exists()
     sha = hashlib.sha256((tmp_path / "cases.jsonl").read_bytes()).hexdigest()
-    text = suite.read_text(encoding="utf-8").replace("sampled_checks = true", f'sampled_checks = "{sha}"')
+    text = suite.read_text(encoding="utf-8").replace(
+        "sampled_checks = true", f'sampled_checks = "{sha}"'
+    )
     suite.write_text(text, encoding="utf-8")
     named = cli("run", suite, "--store", tmp_path / "s.db", "--json")
     assert named.code == 0, named.stdout + named.stderr  # the late cases were never run

@@ -198,7 +198,9 @@ def test_a_killed_sequential_run_resumes_its_looks_and_a_full_run_makes_only_the
                 raise KeyboardInterrupt  # killed as the second look starts
             return steps.run(request, progress, warn)
 
-        return real(args[0], args[1], sequential.Steps(run_part, steps.ended, steps.store), **kwargs)
+        return real(
+            args[0], args[1], sequential.Steps(run_part, steps.ended, steps.store), **kwargs
+        )
 
     monkeypatch.setattr(sequential, "run_looks", killed)
     with pytest.raises(KeyboardInterrupt):
@@ -448,3 +450,30 @@ def test_a_budget_spans_every_look_and_a_stop_mid_look_is_incomplete_and_resumes
     assert again.evaluation.verdict == probe.evaluation.verdict  # type: ignore[union-attr]
     assert _sut_calls(server) - before == CASES * 2  # the calls made before were not repeated
     assert again.run.resumed == made and again.run.run_id == stopped.run.run_id
+
+
+def test_calls_not_made_are_those_the_store_lacks_priced_as_the_run_priced_them(
+    tmp_path: Path, server: Any
+) -> None:
+    """An early stop counts the trials it did not make at the run's own mean price per
+    system-under-test call; a sequential rerun after a run of every case made every call
+    already, and claims none."""
+    suite = _suite(tmp_path, server.url)
+    early = running.run(suite, store=tmp_path / "s.db")
+    assert early.evaluation is not None
+    stop = early.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early
+    made = LOOK * 2 + CASES - LOOK
+    price = early.run.run_spend.system / made
+    assert stop.calls_not_made == CASES - LOOK  # the baseline's trials of the unlooked cases
+    assert stop.usd_not_spent == pytest.approx(round(price * (CASES - LOOK), 6))
+    (tmp_path / "full").mkdir()
+    full_suite = _suite(tmp_path / "full", server.url)
+    store = tmp_path / "full.db"
+    running.run(full_suite, store=store, sequential=False)
+    again = running.run(full_suite, store=store)
+    assert again.evaluation is not None and again.run.calls == 0
+    stop = again.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early
+    assert stop.calls_not_made == 0 and stop.usd_not_spent is None
+    assert "calls not made 0" in stop.headline and "not spent" not in stop.headline

@@ -1,14 +1,21 @@
 """A sequential run (`[gate] sequential = true`, `assay run SUITE --sequential`): the cases
 in looks, the gate after each, and a stop as soon as the verdict is settled.
 
-The cases are taken in `verdict.looks.look_order` (seeded by `[gate] seed`; protected cases
-first), in looks of `[gate] look` cases. Each look runs its cases (every condition × trial)
-with the suite's judges pipelined with it (they see the looked cases only, so no judge call
-is made for a case never run; on Ray, one cluster connection serves every look), then evaluates the gate on every case looked at so far, at
-the level the looks spend (`verdict.sequential.look_level`). A PASS or a settled FAIL
-(`verdict.sequential.settled`) ends the run; so do an INCOMPLETE look (errors beyond `[gate]
-max_errored`, exit 3, resumable) and a run stopped by its budget or lease; else the next
-look runs. The last look holds every case: the fixed design, at the gate's own level.
+The cases are taken in `verdict.looks.look_order` (seeded by `[gate] seed`; every look holds
+each stratum in proportion), in looks of `[gate] look` cases. Each look runs its cases (every
+condition × trial) and the candidate alone on every protected case (their per-case checks
+first: a blocking finding there FAILs the first look), with the suite's judges pipelined
+with it (no judge call is made for a trial never run; on Ray, one cluster connection serves
+every look), then evaluates the gate at the level the looks spend
+(`verdict.sequential.look_level`): the comparison on the cases looked at, the per-case checks
+on every case checked (`verdict.percase`). A settled FAIL (`verdict.sequential.settled`)
+ends the run; so do an INCOMPLETE look (errors beyond `[gate] max_errored`, exit 3,
+resumable) and a run stopped by its budget or lease. A settled PASS ends it only once the
+per-case checks ran on every case: in an A/B the candidate then runs alone on the cases not
+looked at and the gate is evaluated again (a blocking finding or per-case threshold there
+FAILs); a single-system run goes on to its next look; a suite with `[gate] sampled_checks`
+passes on the cases checked, the Clopper-Pearson bound stated. The last look holds every
+case: the fixed design, at the gate's own level.
 
 It is one run in the store (the run id of every case): a rerun, or a later run of every
 case, finds the looks' trials there and makes only the calls not made yet. Only the
@@ -110,7 +117,7 @@ def _looks(
     # The candidate alone on a case is a saving only beside another condition (an A/B): a
     # single-system run's per-case checks need every case run, which is its last look.
     apart = len(names) > 1
-    first = [c for c in order if protected(c)] if apart else []  # their checks from look 1
+    first = [c for c in order if protected(c)]  # their per-case checks from the first look
     results: list[RunResult] = []
     spend = Spend()  # the evaluations' calls at the looks before the last
     fractions: list[float] = []
