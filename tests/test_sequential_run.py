@@ -477,3 +477,35 @@ def test_calls_not_made_are_those_the_store_lacks_priced_as_the_run_priced_them(
     assert stop is not None and stop.stopped_early
     assert stop.calls_not_made == 0 and stop.usd_not_spent is None
     assert "calls not made 0" in stop.headline and "not spent" not in stop.headline
+
+
+def test_a_judges_blocker_on_a_case_never_looked_at_fails_the_run(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge flags a blocker on the candidate's answer to the case the order puts last:
+    the comparison settles at the first look, the candidate's trials on the other cases are
+    judged (a judge's blocker is a per-case check) and the run FAILs as the full run would."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(record=True, judge_reply="schema", blocker_marker="EVICT-NOW")
+    plain = [make_case(f"c{i}") for i in range(CASES)]
+    last = look_order([Case.model_validate(c) for c in plain], 20_240_611)[-1].id
+    cases = []
+    for i in range(CASES):
+        prompt = f"Question {i}?" + (" EVICT-NOW" if f"c{i}" == last else "")
+        expected = _reply(prompt, SYSTEM)
+        cases.append(make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}))
+    suite = _suite(tmp_path, server.url, cases=cases, extra="guard = {}\n")
+    text = suite.read_text(encoding="utf-8").replace(
+        "[scoring]\n",
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n[scoring]\n'
+        "weights = { contains = 1.0 }\n",
+    )
+    suite.write_text(text, encoding="utf-8")
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == "FAIL"
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early and stop.look == 1
+    assert last not in stop.case_ids and stop.checked == CASES
+    blockers = next(c for c in outcome.evaluation.checks if c.name == "blockers")
+    assert blockers.status == "fail" and f"candidate: {last}#1" in blockers.reason
+    assert _sut_calls(server) == LOOK * 2 + CASES - LOOK
