@@ -119,7 +119,7 @@ def _looks(
     apart = len(names) > 1
     first = [c for c in order if protected(c)]  # their per-case checks from the first look
     results: list[RunResult] = []
-    spend = Spend()  # the evaluations' calls at the looks before the last
+    spend = Spend()  # the calls of the evaluations not written (each look's before the last)
     fractions: list[float] = []
     for index, end in enumerate(ends, 1):
         fractions.append(end / len(order))
@@ -133,6 +133,7 @@ def _looks(
         evaluation = outcome.evaluation
         if last or evaluation is None or outcome.incomplete:
             break  # the last look (written), or nothing to gate: as a whole run would end
+        spend = spend.plus(evaluation.spend)
         gate = evaluation.evaluation.analysis.gate
         done = gate.verdict in ("PASS", "FAIL") and settled(gate.checks)
         if done and gate.verdict == "PASS" and stop.checked < len(order) and not result.stopped:
@@ -149,6 +150,7 @@ def _looks(
                 if evaluation is None or outcome.incomplete:
                     outcome = steps.ended(part, run, ahead, stop, True)
                     break
+                spend = spend.plus(evaluation.spend)
                 gate = evaluation.evaluation.analysis.gate
                 done = gate.verdict in ("PASS", "FAIL") and settled(gate.checks)
             else:
@@ -157,7 +159,6 @@ def _looks(
             stop.stopped_early = done
             outcome = steps.ended(part, run, ahead, stop, True)  # this look's, written
             break
-        spend = spend.plus(evaluation.spend)
     if outcome.evaluation is not None:
         outcome.evaluation.spend = spend.plus(outcome.evaluation.spend)
     return outcome
