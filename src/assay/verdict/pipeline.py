@@ -278,7 +278,7 @@ def evaluate(
     stop = inputs.sequential
     looked = set(stop.case_ids) if stop is not None and stop.checked_ids else None
     compared = rows if looked is None else looked_rows(rows, looked)
-    sampled = results if looked is None else [r for r in results if r.case_id in looked]
+    in_look = results if looked is None else [r for r in results if r.case_id in looked]
     analysis = analyse(
         compared,
         rubric,
@@ -290,7 +290,7 @@ def evaluate(
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
-                sampled,
+                in_look,
                 _checked(corpus, skipped_corpus),
                 candidate,
                 compared,
