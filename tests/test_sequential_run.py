@@ -232,7 +232,9 @@ def test_a_full_run_after_an_early_stop_makes_only_the_calls_not_made(
     assert early.run.run_id == full.run.run_id
 
 
-def test_pipelined_judges_judge_only_the_cases_looked_at(tmp_path: Path, server: Any) -> None:
+def test_judges_judge_the_candidate_everywhere_and_the_baseline_where_looked_at(
+    tmp_path: Path, server: Any
+) -> None:
     suite = _suite(
         tmp_path,
         server.url,
