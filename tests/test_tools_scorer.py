@@ -390,12 +390,12 @@ def test_unique_items_on_a_huge_argument_is_linear() -> None:
     """jsonschema's uniqueItems compares objects pairwise: 20,000 of them took minutes."""
     schema = {"$schema": DIALECT, "properties": {"rows": {"type": "array", "uniqueItems": True}}}
     rows = [{"id": i, "tags": [str(i)]} for i in range(20_000)]
-    started = time.monotonic()
+    started = time.process_time()
     unique = scored({"args": {"load": schema}}, [call("load", rows=rows)])
     repeated = scored(
         {"args": {"load": schema}}, [call("load", rows=[*rows, {"tags": ["7"], "id": 7.0}])]
     )
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
     assert unique.metrics["args_match"] == 1.0
     assert repeated.metrics["args_match"] == 0.0  # {"id": 7.0, ...} equals {"id": 7, ...}
     assert (

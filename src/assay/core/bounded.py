@@ -5,7 +5,7 @@ Schemas of `expect.tools.args` are written by the user and run on what a model o
 returned. Scoring must end and must not reach outside the schema, whatever the response:
 
 - Regular expressions run on the `regex` module (Python's `re` syntax and Unicode semantics,
-  so a catalogue's patterns mean what they meant) with a time limit per search,
+  so a catalogue's patterns mean what they meant) with a limit of CPU time per search,
   `REGEX_TIMEOUT_S`. A search that exceeds it (catastrophic backtracking, `^(a+)+$` against
   `aaaa…!`) raises `LimitExceeded`: the check has no answer, and the scorer writes an errored
   score row (never a pass, never a hang). RE2 (`google-re2`) was the other choice: linear
@@ -15,7 +15,7 @@ returned. Scoring must end and must not reach outside the schema, whatever the r
 - JSON Schemas are validated with jsonschema, extended: `pattern`, `patternProperties` and
   `additionalProperties` search with the limited regular expressions; `uniqueItems` compares
   items by hashing (jsonschema's check is quadratic on objects: 20,000 of them took
-  minutes); every keyword checks a deadline, `SCHEMA_TIMEOUT_S` per validation; a schema
+  minutes); every keyword checks a deadline, `SCHEMA_TIMEOUT_S` of CPU time per validation; a schema
   that refers to itself without end (`{"$ref": "#"}`) stops at Python's recursion limit.
   Each of these raises `LimitExceeded`.
 - `$ref` (and `$dynamicRef`, `$recursiveRef`) resolves inside the schema only (and to the
@@ -45,9 +45,11 @@ if TYPE_CHECKING:
     from referencing import Registry, Resource
 
 REGEX_TIMEOUT_S = 1.0
-"""The longest one regular-expression search may take (seconds)."""
+"""The most CPU time one regular-expression search may take (seconds; the `regex` module
+counts CPU time, so on a loaded machine the wall-clock time is longer)."""
 SCHEMA_TIMEOUT_S = 2.0
-"""The longest one JSON Schema validation may take (seconds), its pattern searches included."""
+"""The most CPU time (of its thread) one JSON Schema validation may take (seconds), its
+pattern searches included."""
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
 _PROBES: tuple[Any, ...] = (None, {}, [])
@@ -166,7 +168,7 @@ def schema_error(validator: Validator, instance: Any) -> str | None:
 def _within_limits(check: Callable[[], T]) -> T:
     from referencing.exceptions import Unresolvable
 
-    token = _deadline.set(time.monotonic() + SCHEMA_TIMEOUT_S)
+    token = _deadline.set(time.thread_time() + SCHEMA_TIMEOUT_S)
     try:
         return check()
     except RecursionError:
@@ -279,7 +281,7 @@ def _remaining() -> float:
     deadline = _deadline.get()
     if deadline is None:
         return REGEX_TIMEOUT_S
-    left = deadline - time.monotonic()
+    left = deadline - time.thread_time()
     if left <= 0:
         raise LimitExceeded(
             f"JSON Schema validation ran over its {SCHEMA_TIMEOUT_S:g} s limit: no answer"
