@@ -111,7 +111,8 @@ def evaluate(
     notes: list[str] = []
     if loaded is not None:
         config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
-    if not judged and not (config.scorers and trial_rows):
+    errored = any(t.error is not None for t in trial_rows)  # no rows: INCOMPLETE, not exit 2
+    if not judged and not (config.scorers and trial_rows) and not errored:
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
             " (--scorer/--suite)"
@@ -241,6 +242,7 @@ def _score_rows(
             rubric,
             infer_weights=config.weights is None,
             check_names=lambda carried: check_config_metrics(config, carried=carried),
+            allow_empty=any(t.error is not None for t in trials),  # they tell why: INCOMPLETE
         )
         where: object = scores
     else:

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assay.core.embedded import QUALITY_NOTE
-from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
+from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
@@ -233,15 +233,10 @@ def evaluate(
     deterministic = scored_trials(results, scorers, inputs.trials) if scorers else []
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
-    if not rows:
-        failed = [t for t in inputs.trials if t.error is not None]
-        if failed:
-            first = failed[0]
-            raise Incomplete(
-                f"ERROR: nothing to score: all {len(failed)} trial(s) errored (first:"
-                f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
-            )
+    failed = [t for t in inputs.trials if t.error is not None]
+    if not rows and not failed:
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    unscored = _nothing_scored(failed) if not rows else None  # every report says so
     standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
         choose_weights(config.weights, judged, scorers, rows, standins),
@@ -278,6 +273,7 @@ def evaluate(
         candidate=candidate,
         cases=cases,
         failures=[
+            *([unscored] if unscored is not None else []),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
@@ -305,6 +301,18 @@ def evaluate(
         inputs=inputs,
         config=config,
         notes=notes,
+    )
+
+
+def _nothing_scored(failed: Sequence[Trial]) -> Check:
+    """The check that makes a verdict with no score row at all INCOMPLETE: every trial
+    errored, whatever `[gate] max_errored` tolerates (nothing was decided)."""
+    first = failed[0]
+    return Check(
+        name="scored",
+        status="incomplete",
+        reason=f"nothing to score: all {len(failed)} trial(s) errored (first:"
+        f" {first.case_id}#{first.trial} {first.condition}: {first.error})",
     )
 
 
