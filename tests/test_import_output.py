@@ -121,10 +121,10 @@ def test_an_inspect_log_whose_every_sample_errored_gates_incomplete(
 ) -> None:
     log = edited(INSPECT_A, tmp_path / "errored.json", every_sample_errored)
     out = tmp_path / "imported"
-    done = cli("import", "inspect", log, "--output", out, "--baseline", "openai-api/mocka/mock-a")
+    done = cli("import", "inspect", log, "--output", out)  # one model: a single system
     assert done.code == 0, done.stderr
     assert f"incomplete: {log}: status error: 6 of 6 samples (6 errored)" in done.stderr
-    assert "next: assay report" in done.stdout
+    assert "next: assay report" in done.stdout and "--candidate" not in done.stdout
     assert (out / "scores.jsonl").read_text(encoding="utf-8") == ""  # written, empty
     code, stderr, data = report(cli, out)
     assert "file not found" not in stderr

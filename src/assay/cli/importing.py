@@ -121,10 +121,11 @@ def import_command(
         err(f"incomplete: {reason}")
     for note in summary.notes:
         err(f"note: {note}")
-    if summary.baseline is not None:
+    single = len(summary.conditions) == 1  # gated as a single system
+    if summary.baseline is not None or single:
         folder = Path(summary.output)
         suite = folder / "suite.toml"
-        candidate_flag = "" if summary.candidate else " --candidate CONDITION"
+        candidate_flag = "" if summary.candidate or single else " --candidate CONDITION"
         report = (
             f"assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
             f" --trials {folder / 'trials.jsonl'} --out {folder / 'report'}{candidate_flag}"
