@@ -130,6 +130,16 @@ def test_an_inspect_log_whose_every_sample_errored_gates_incomplete(
     assert "file not found" not in stderr
     assert (code, data["verdict"]) == (3, "INCOMPLETE")
     assert any("status error: 6 of 6 samples (6 errored)" in r for r in data["reasons"])
+    # the score rows alone (no trials to say they errored): the suite says the run did not finish
+    scored = cli("score", out / "scores.jsonl", "--suite", out / "suite.toml", "--json")
+    assert scored.code == 3, scored.stderr
+    gate = scored.json()["release_gate"]
+    assert gate["verdict"] == "INCOMPLETE"
+    assert any("status error: 6 of 6 samples" in r for r in gate["reasons"])
+    # an empty score file with nothing to say why stays bad input
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    empty = cli("score", tmp_path / "empty.jsonl")
+    assert empty.code == 2 and "empty.jsonl: no score rows" in empty.stderr
 
 
 def test_a_promptfoo_run_whose_every_test_errored_gates_incomplete(

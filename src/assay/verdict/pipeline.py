@@ -21,7 +21,7 @@ from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, InputE
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.core.suite import Threshold
+from assay.core.suite import Threshold, unfinished_source
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.scorers import Score, Scorer
@@ -234,7 +234,7 @@ def evaluate(
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
     failed = [t for t in inputs.trials if t.error is not None]
-    if not rows and not failed:
+    if not rows and not failed and not unfinished_source(config.suite):
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
     unscored = _nothing_scored(failed) if not rows else None  # every report says so
     standins = config.judge.standins if config.judge is not None else ()
@@ -250,7 +250,8 @@ def evaluate(
     if any(made_by_embedded_model(t) for t in inputs.trials):
         notes.append(f"answers were {QUALITY_NOTE}")
     conditions = sorted({r.condition for r in rows} | {t.condition for t in inputs.trials})
-    candidate = pick_candidate(config.candidate, conditions)
+    # no condition at all: an imported run that did not finish left nothing (INCOMPLETE)
+    candidate = pick_candidate(config.candidate, conditions) if conditions else config.candidate
     coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
     gap = coverage_check(coverage)
     calibrations = _calibration_store(config, store)
@@ -306,14 +307,17 @@ def evaluate(
 
 def _nothing_scored(failed: Sequence[Trial]) -> Check:
     """The check that makes a verdict with no score row at all INCOMPLETE: every trial
-    errored, whatever `[gate] max_errored` tolerates (nothing was decided)."""
-    first = failed[0]
-    return Check(
-        name="scored",
-        status="incomplete",
-        reason=f"nothing to score: all {len(failed)} trial(s) errored (first:"
-        f" {first.case_id}#{first.trial} {first.condition}: {first.error})",
-    )
+    errored, or an imported run that did not finish left none (its reasons follow in the
+    coverage check), whatever `[gate] max_errored` tolerates (nothing was decided)."""
+    if not failed:
+        reason = "nothing to score: no score row (the imported run did not finish)"
+    else:
+        first = failed[0]
+        reason = (
+            f"nothing to score: all {len(failed)} trial(s) errored (first:"
+            f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
+        )
+    return Check(name="scored", status="incomplete", reason=reason)
 
 
 def measure_coverage(
