@@ -191,3 +191,34 @@ def test_inspect_costs_beyond_a_record_are_refused_by_place(
     assert f"ERROR: {log}: samples[1].model_usage" in done.stderr
     assert message in done.stderr
     assert not out.exists()
+
+
+def test_an_earlier_imports_file_this_one_does_not_write_is_removed(tmp_path: Path) -> None:
+    from assay.core.owned import Owned
+
+    owned = Owned(tmp_path, ".assay-import.json", "assay import")
+    for name in ("cases.jsonl", "trials.jsonl"):
+        (tmp_path / name).write_text(f"{name} of the first import\n", encoding="utf-8")
+    owned.record([tmp_path / "cases.jsonl", tmp_path / "trials.jsonl"])
+    owned.check(WRITTEN, "--output", "--overwrite")  # its own, unchanged: nothing refused
+    # the next import writes no cases: its earlier cases.jsonl goes, unless changed since
+    (tmp_path / "trials.jsonl").write_text("the second import\n", encoding="utf-8")
+    owned.record([tmp_path / "trials.jsonl"], stale=["cases.jsonl", "scores.jsonl"])
+    assert not (tmp_path / "cases.jsonl").exists()
+    assert set(owned.recorded() or {}) == {"trials.jsonl"}
+    (tmp_path / "cases.jsonl").write_text("the user's own\n", encoding="utf-8")
+    owned.record([tmp_path / "trials.jsonl"], stale=["cases.jsonl"])
+    assert (tmp_path / "cases.jsonl").read_text(encoding="utf-8") == "the user's own\n"
+
+
+def test_an_import_whose_every_trial_errored_is_recorded_incomplete(
+    cli: Any, tmp_path: Path
+) -> None:
+    from assay.store.views import ReadOnlyStore
+
+    log = edited(INSPECT_A, tmp_path / "errored.json", every_sample_errored)
+    store = tmp_path / "s.db"
+    done = cli("import", "inspect", log, "--output", tmp_path / "out", "--store", store)
+    assert done.code == 0 and "recorded without its evaluation" not in done.stderr
+    (run,) = ReadOnlyStore(store).runs()
+    assert (run.suite, run.verdict) == ("inspect import", "INCOMPLETE")
