@@ -124,6 +124,8 @@ def test_patterns_and_schemas_that_cannot_be_bounded_are_refused(cli, tmp_path: 
             make_case("web", expect=args({"$ref": "http://127.0.0.1:9/s.json"})),
             make_case("file", expect={"json_schema": {"$ref": "file:///etc/passwd"}}),
             make_case("self", expect=args({"$ref": "#"})),
+            make_case("loop", expect=args({"properties": {"x": {"$ref": "#/properties/y"},
+                                                          "y": {"$ref": "#/properties/x"}}})),
             make_case("p", expect={"json_schema": {"properties": {"x": {"pattern": "(?<"}}}}),
             make_case(
                 "u",
@@ -138,6 +140,7 @@ def test_patterns_and_schemas_that_cannot_be_bounded_are_refused(cli, tmp_path: 
     assert f"{path}:3: expect.tools.args.escalate: " in text and "http://127.0.0.1:9" in text
     assert f"{path}:4: expect.json_schema: " in text and "file:///etc/passwd" in text
     assert f"{path}:5: expect.tools.args.escalate: " in text and "refers to itself" in text
-    assert f"{path}:6: expect.json_schema: " in text
-    assert f"{path}:7: expect.tools.args.escalate: " in text and "unevaluatedProperties" in text
+    assert f"{path}:6: expect.tools.args.escalate: " in text and "refers to itself" in text
+    assert f"{path}:7: expect.json_schema: " in text
+    assert f"{path}:8: expect.tools.args.escalate: " in text and "unevaluatedProperties" in text
     assert f"{path}:1:" not in text and "Traceback" not in text

@@ -23,7 +23,8 @@ returned. Scoring must end and must not reach outside the schema, whatever the r
   with a reference that does not resolve there (an `http://` or `file://` one), a pattern
   that does not compile, `unevaluatedProperties` together with `patternProperties` (whose
   patterns jsonschema searches with `re` itself, without a limit) and a reference cycle
-  found by validating `null`, `{}` and `[]`; so the catalogue read (`assay validate`, and
+  found by validating `null`, `{}`, `[]`, `[null]` and an object of every property the
+  schema names; so the catalogue read (`assay validate`, and
   every command that reads cases) refuses them naming file, line and field.
 
 `regex` and jsonschema are imported when a pattern or a schema is first used: a run whose
@@ -52,7 +53,7 @@ SCHEMA_TIMEOUT_S = 2.0
 pattern searches included."""
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
-_PROBES: tuple[Any, ...] = (None, {}, [])
+_PROBES: tuple[Any, ...] = (None, {}, [], [None])
 
 T = TypeVar("T")
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -133,9 +134,9 @@ def _validator(text: str, require_dialect: bool) -> Validator:
         raise ValueError(f"invalid JSON Schema: {exc.message}") from None
     except RecursionError:
         raise ValueError("the schema is nested too deep") from None
-    _check_contents(schema, kind)
+    names = _check_contents(schema, kind)
     validator: Validator = _bounded_kind(kind)(schema, registry=_registry())
-    for probe in _PROBES:
+    for probe in (*_PROBES, dict.fromkeys(names)):
         try:
             schema_valid(validator, probe)
         except LimitExceeded as exc:
@@ -201,9 +202,11 @@ def _registry() -> Registry[Any]:
     return Registry(retrieve=_refuse)  # type: ignore[call-arg]  # (an attrs class)
 
 
-def _check_contents(schema: dict[str, Any], kind: Any) -> None:
+def _check_contents(schema: dict[str, Any], kind: Any) -> list[str]:
     """Refuse references that leave the schema, patterns that do not compile, and
-    `unevaluatedProperties` with `patternProperties` (see the module docstring)."""
+    `unevaluatedProperties` with `patternProperties` (see the module docstring); the
+    property names the schema mentions (an object of them, each null, probes for a
+    reference cycle under a property)."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012, specification_with
@@ -215,8 +218,11 @@ def _check_contents(schema: dict[str, Any], kind: Any) -> None:
     base = root.id() or ""
     registry = SPECIFICATIONS.combine(_registry()).with_resource(base, root)
     unevaluated = patterned = False
+    names: dict[str, None] = {}
     try:
         for where, node in _nodes(root, base):
+            if isinstance(node.get("properties"), dict):
+                names.update(dict.fromkeys(node["properties"]))
             for key in _REFS:
                 ref = node.get(key)
                 if isinstance(ref, str):
@@ -243,6 +249,7 @@ def _check_contents(schema: dict[str, Any], kind: Any) -> None:
             "unevaluatedProperties with patternProperties is not supported: its pattern"
             " searches cannot be time-limited (use additionalProperties)"
         )
+    return list(names)
 
 
 def _nodes(resource: Resource[Any], base: str) -> Iterator[tuple[str, dict[str, Any]]]:
