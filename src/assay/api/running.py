@@ -30,7 +30,6 @@ from assay.api.warming import warming
 from assay.core.cases import DEFAULT_CASES, CaseFile, scan_cases
 from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import model_line, paused_gc
-from assay.core.money import checked_budget
 from assay.core.records import Case, Trial
 from assay.core.suite import Suite, load_suite_cases
 from assay.engine import Condition, RunRequest, RunResult, RunSettings, execute
@@ -69,8 +68,7 @@ class RunOutcome:
     judge: JudgeStatus | None = None
     """Whether the suite's LLM judges ran (None: the suite configures none)."""
     unfinished_spend: Spend = field(default_factory=Spend)
-    """What an evaluation that did not finish (a judge's failure) spent, by role, as the
-    store recorded it: its calls count in this invocation's spend all the same."""
+    """What an evaluation that did not finish spent, by role, as the store recorded it."""
 
     @property
     def exit_code(self) -> int:
@@ -250,10 +248,7 @@ def run_request(
             concurrency=concurrency or section.concurrency,
             timeout_s=timeout or section.timeout,
             retries=section.retries if retries is None else retries,
-            budget_usd=checked_budget(
-                section.budget_usd if budget_usd is None else budget_usd,
-                "--budget-usd (budget_usd)",
-            ),
+            budget_usd=section.budget_usd if budget_usd is None else budget_usd,
             batch=section.batch if batch is None else batch,
             batch_poll_s=batch_poll_s or section.batch_poll_s,
         ),
@@ -408,12 +403,8 @@ def _outcome(
         )
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
-    if result.unmetered and result.calls:
-        outcome.notes.append(
-            f"WARNING: {', '.join(result.unmetered)}: unmetered (no price, --allow-unmetered):"
-            " the spend figures count its calls as $0, not what they cost; --price IN,OUT"
-            " meters it"
-        )
+    if result.unmetered_note is not None:
+        outcome.notes.append(result.unmetered_note)
     if suite is not None:
         _evaluate_run(outcome, suite, out, ahead, stop, write)
     return outcome

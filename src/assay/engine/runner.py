@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.core.money import checked_budget
 from assay.core.records import MAX_INT
 from assay.core.redact import scrub, scrub_record
 from assay.engine.batching import WORKERS as BATCH_WORKERS
@@ -44,6 +45,10 @@ class RunSettings:
     batch: bool = False  # --batch: calls to openai:/anthropic: go through provider batch APIs
     batch_poll_s: float = 30.0  # the first wait between polls of a batch (it grows from there)
 
+    def __post_init__(self) -> None:
+        # a NaN, infinite or negative cap would run nothing, silently, or cap nothing
+        checked_budget(self.budget_usd, "--budget-usd (budget_usd)")
+
     def collector(self, store: Store) -> BatchCollector | None:
         """The batch path of a Caller with these settings (None without --batch)."""
         return BatchCollector(store, self.batch_poll_s) if self.batch else None
@@ -71,6 +76,17 @@ class RunResult:
     """The specs of the run's models no price meters (`--allow-unmetered`): their calls count
     as $0 in every spend figure."""
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def unmetered_note(self) -> str | None:
+        """The warning that the spend figures leave out the calls of unmetered models."""
+        if not (self.unmetered and self.calls):
+            return None
+        return (
+            f"WARNING: {', '.join(self.unmetered)}: unmetered (no price, --allow-unmetered):"
+            " the spend figures count its calls as $0, not what they cost; --price IN,OUT"
+            " meters it"
+        )
 
     @property
     def spent_usd(self) -> float:
