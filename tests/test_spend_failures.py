@@ -305,3 +305,40 @@ def test_calls_stopped_in_this_process_leave_no_reservation(tmp_path: Path) -> N
     assert left == 0
     assert caller.spent == pytest.approx(worst)
     assert spend.total == pytest.approx(worst) and spend.system == pytest.approx(worst)
+
+
+def test_a_grounding_judge_call_that_fails_after_it_was_sent_counts_at_its_reservation(  # type: ignore[no-untyped-def]
+    cli, hostile_server, bin_dir: Path, tmp_path: Path
+) -> None:
+    """The grounding scorer's judge (its replies nested too deep to read): its calls count
+    at their reservations, under the scorers' role, and reruns stop at the cap."""
+    doc = "The Eiffel Tower is 330 metres tall and stands in Paris."
+    write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"g{i}", prompt=doc, context=[{"id": "d1", "text": doc}]) for i in range(20)],
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "grounded"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "mock:echo"\n'
+        'output = "out"\n[[conditions]]\nname = "baseline"\n[[conditions]]\nname = "candidate"\n'
+        f'[judge]\njudges = ["openai:deep"]\nbase_url = "{hostile_server.url}"\n'
+        'price = "10,10"\n[scoring]\nscorers = [{ name = "groundedness" }]\n',
+        encoding="utf-8",
+    )
+    from assay.store import Store
+    from assay.store.spend import run_spend
+
+    args = ("run", suite, "--store", tmp_path / "s.db", "--json", "--budget-usd", CAP)
+    done = cli(*args)
+    assert done.code == 3, done.stderr
+    first = done.json()
+    assert first["spend"]["scorers"] > 0 and first["run_spent_usd"] <= CAP + 1e-9
+    assert first["spent_usd"] == pytest.approx(first["run_spent_usd"])
+    for _ in range(2):  # (the budget stop of the grounding judge prints no summary)
+        again = cli(*args)
+        assert again.code == 3 and "budget cannot cover" in again.stderr, again.stderr
+    handle = Store(tmp_path / "s.db")
+    try:
+        assert run_spend(handle, first["run_id"]).total == pytest.approx(first["run_spent_usd"])
+    finally:
+        handle.close()
