@@ -39,6 +39,9 @@ class RunSummary:
     saved_at: str | None = None
     git_commit: str | None = None
     duration_s: float | None = None
+    looked: tuple[int, int] | None = None
+    """A sequential run that stopped before its last case: (cases the verdict looked at,
+    cases in the catalogue), from the recorded report; None for a run of every case."""
 
     @property
     def conditions(self) -> list[str]:
@@ -64,6 +67,8 @@ class TrialRow:
     trial: int
     record: dict[str, Any]
     error_detail: str | None
+    response_chars: int | None = None
+    """The whole response's length when `record["response"]` was cut (`trials(cut=...)`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +159,7 @@ class ReadOnlyStore:
             if self._has("run_results")
             else {}
         )
+        looked = self._looked(where, params)
         provenance = (
             {
                 r: (commit, seconds)
@@ -180,8 +186,26 @@ class ReadOnlyStore:
                     spent.get(r),
                     *(results.get(r) or (None, None, None)),
                     *(provenance.get(r) or (None, None)),
+                    looked=looked.get(r),
                 )
             )
+        return found
+
+    def _looked(self, where: str, params: tuple[Any, ...]) -> dict[str, tuple[int, int]]:
+        """The runs whose recorded sequential stop came before their last case: (cases
+        looked at, cases in all). `instr` first: only a report naming `sequential` is parsed (and a damaged one skipped)."""
+        if not self._has("run_results"):
+            return {}
+        found = {}
+        for run_id, cases, total in self._rows(
+            "SELECT run_id, json_extract(report, '$.sequential.cases'),"
+            " json_extract(report, '$.sequential.total_cases') FROM run_results"
+            f" {where} {'AND' if where else 'WHERE'} instr(report, '\"sequential\"') > 0"
+            " AND json_valid(report)",
+            params,
+        ):
+            if isinstance(cases, int) and isinstance(total, int) and cases < total:
+                found[str(run_id)] = (cases, total)
         return found
 
     def suites(self) -> list[str]:
@@ -255,15 +279,43 @@ class ReadOnlyStore:
             )
         }
 
-    def trials(self, run_id: str, case_ids: Collection[str] | None = None) -> Iterator[TrialRow]:
-        """The run's trials in plan order (only those of `case_ids` when given)."""
+    def trials(
+        self, run_id: str, case_ids: Collection[str] | None = None, *, cut: int | None = None
+    ) -> Iterator[TrialRow]:
+        """The run's trials in plan order (only those of `case_ids` when given). With `cut`,
+        a record longer than `cut` characters comes with its response cut to its first `cut`
+        characters by SQLite (the whole response is never read into Python) and its whole
+        length in `response_chars`, and the error detail cut to `cut` characters."""
         among, wanted = _among(case_ids)
-        for c, cond, trial, record, detail in self._rows(
-            "SELECT case_id, condition, trial, record, error_detail FROM trials WHERE run_id = ?"
-            f"{among} ORDER BY seq",
-            (run_id, *wanted),
+        if cut is None:
+            for c, cond, trial, record, detail in self._rows(
+                "SELECT case_id, condition, trial, record, error_detail FROM trials"
+                f" WHERE run_id = ?{among} ORDER BY seq",
+                (run_id, *wanted),
+            ):
+                yield TrialRow(c, cond, trial, _json_object(record), detail)
+            return
+        long = "length(record) > ? AND json_valid(record)"
+        for c, cond, trial, record, detail, chars in self._rows(
+            f"SELECT case_id, condition, trial, CASE WHEN {long} THEN json_set(record,"
+            " '$.response', substr(json_extract(record, '$.response'), 1, ?)) ELSE record END,"
+            f" substr(error_detail, 1, ?), CASE WHEN {long} THEN"
+            " length(json_extract(record, '$.response')) END"
+            f" FROM trials WHERE run_id = ?{among} ORDER BY seq",
+            (cut, cut, cut, cut, run_id, *wanted),
         ):
-            yield TrialRow(c, cond, trial, _json_object(record), detail)
+            whole = chars if isinstance(chars, int) and chars > cut else None
+            yield TrialRow(c, cond, trial, _json_object(record), detail, whole)
+
+    def response(self, run_id: str, case_id: str, condition: str, trial: int) -> str | None:
+        """One trial's whole response (None: no such trial, or no text response)."""
+        rows = self._rows(
+            "SELECT json_extract(record, '$.response') FROM trials WHERE run_id = ?"
+            " AND case_id = ? AND condition = ? AND trial = ? AND json_valid(record)",
+            (run_id, case_id, condition, trial),
+        )
+        text = rows[0][0] if rows else None
+        return text if isinstance(text, str) else None
 
     def case_keys(self, run_id: str) -> list[tuple[str, str, str, Any]]:
         """(case, category, risk, tags) of the run's catalogue in its order, for the case
@@ -296,15 +348,21 @@ class ReadOnlyStore:
         )
 
     def answers(
-        self, run_id: str, case_ids: Collection[str] | None = None
+        self, run_id: str, case_ids: Collection[str] | None = None, *, cut: int | None = None
     ) -> Iterator[tuple[str, str, str | None, str]]:
         """(case, condition, error, response) of each of the run's trials in plan order (only
         those of `case_ids` when given): the response read by SQLite (`json_extract`), not the
-        whole record."""
+        whole record, and cut to its first `cut` characters when given."""
         among, wanted = _among(case_ids)
+        text = "json_extract(record, '$.response')"
+        if cut is not None:
+            text = (
+                f"CASE WHEN json_type(record, '$.response') = 'text'"
+                f" THEN substr({text}, 1, {int(cut)}) END"
+            )
         for case_id, condition, error, response in self._rows(
-            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
-            f" WHERE run_id = ?{among} ORDER BY seq",
+            f"SELECT case_id, condition, error, {text} FROM trials"
+            f" WHERE run_id = ?{among} AND json_valid(record) ORDER BY seq",
             (run_id, *wanted),
         ):
             yield case_id, condition, error, response if isinstance(response, str) else ""
