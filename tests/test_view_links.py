@@ -119,10 +119,11 @@ def test_credentials_in_the_viewer_address_are_refused_before_any_call(
     assert _trials(store) == 0 and not out.exists()  # no call made, no report written
     monkeypatch.delenv("ASSAY_VIEW_URL")
     in_suite = _suite(tmp_path, VIEWED.replace("http://127.0.0.1:8766/", address))
-    for command in (("run", in_suite, "--store", store), ("validate", in_suite)):
-        done = invoke(*command)
-        assert done.code == 2, done.stdout + done.stderr
-        assert "view_url" in done.stderr and "s3cret-pw" not in done.stdout + done.stderr
+    done = invoke("run", in_suite, "--store", store, "--out", out)
+    assert done.code == 2, done.stdout + done.stderr
+    assert "[report]" in done.stderr or "report.view_url" in done.stderr
+    assert "view_url" in done.stderr and "s3cret-pw" not in done.stdout + done.stderr
+    assert not out.exists()
     assert _trials(store) == 0
 
 
@@ -131,4 +132,8 @@ def _trials(store: Path) -> int:
         return 0
     with sqlite3.connect(store) as db:
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-        return int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0]) if "trials" in tables else 0
+        return (
+            int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+            if "trials" in tables
+            else 0
+        )

@@ -24,7 +24,7 @@ LONG = 3_000_000
 def long_text(i: int, condition: str) -> str:
     if i == 1 and condition == "candidate":
         body = "".join(f"line {n} of a very long answer\n" for n in range(LONG // 20))
-        return ("candidate: the start.\n" + body)[:LONG - 9] + "THE END.\n"
+        return ("candidate: the start.\n" + body)[: LONG - 9] + "THE END.\n"
     return f"{condition} says: press the reset button on device {i}."
 
 

@@ -176,6 +176,8 @@ class ReadOnlyStore:
             params,
         ):
             n, errored = counts.get(r, (0, 0))
+            suite, verdict, saved_at = results.get(r) or (None, None, None)
+            commit, seconds = provenance.get(r) or (None, None)
             found.append(
                 RunSummary(
                     r,
@@ -184,8 +186,11 @@ class ReadOnlyStore:
                     n,
                     errored,
                     spent.get(r),
-                    *(results.get(r) or (None, None, None)),
-                    *(provenance.get(r) or (None, None)),
+                    suite=suite,
+                    verdict=verdict,
+                    saved_at=saved_at,
+                    git_commit=commit,
+                    duration_s=seconds,
                     looked=looked.get(r),
                 )
             )

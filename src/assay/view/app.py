@@ -174,12 +174,9 @@ def create_app(config: ViewConfig) -> Starlette:
             text = await run_in_threadpool(store.response, run_id, case_id, condition, int(trial))
         if text is None:
             return not_found(
-                f"Run {run_id} has no response of case {case_id} under {condition},"
-                f" trial {trial}."
+                f"Run {run_id} has no response of case {case_id} under {condition}, trial {trial}."
             )
-        return StreamingResponse(
-            text_chunks(text), media_type="text/plain; charset=utf-8"
-        )
+        return StreamingResponse(text_chunks(text), media_type="text/plain; charset=utf-8")
 
     async def compare(request: Request) -> Response:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")

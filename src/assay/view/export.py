@@ -32,7 +32,14 @@ from assay.view.history import history_page
 from assay.view.links import Links, file_name
 from assay.view.matrix import PER_PAGE, Filters, Matrix, MatrixCache, Page, Row, rows
 from assay.view.pages import case_pages, compare_page
-from assay.view.target import check_target, mark, protected_paths, put_in_place, work_folder, write_error
+from assay.view.target import (
+    check_target,
+    mark,
+    protected_paths,
+    put_in_place,
+    work_folder,
+    write_error,
+)
 
 HERE = Path(__file__).resolve().parent
 # The server's policy, less what a <meta> element cannot carry (frame-ancestors), for pages

@@ -29,9 +29,7 @@ PAGE_TEXT = 200_000
 """Characters of a response a page shows (and the search looks in): a longer one is cut,
 its whole text a link away (`/runs/RUN/response?...`; an export's file beside the page)."""
 FIRST_LINE = 160
-Outcome = Literal[
-    "", "regressions", "wins", "losses", "failing", "blocking", "errored", "not-run"
-]
+Outcome = Literal["", "regressions", "wins", "losses", "failing", "blocking", "errored", "not-run"]
 OUTCOMES: tuple[Outcome, ...] = (
     "",
     "regressions",

@@ -53,6 +53,7 @@ def check_target(folder: Path, force: bool, protected: Protected = ()) -> Path:
     try:
         target = folder.resolve()
         here = Path.cwd().resolve()
+        held = [(what, path, path.resolve()) for what, path in protected]
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
         raise InputError(f"{where}: cannot use this path: {exc}") from None
     if target == here or target in here.parents:
@@ -60,10 +61,9 @@ def check_target(folder: Path, force: bool, protected: Protected = ()) -> Path:
         raise InputError(
             f"{where}: {what}: an export replaces its folder whole; give a new folder for it"
         )
-    for what, path in protected:
-        held = path.resolve()
-        if target == held or target in held.parents:
-            relation = "is" if target == held else "holds"
+    for what, path, resolved in held:
+        if target == resolved or target in resolved.parents:
+            relation = "is" if target == resolved else "holds"
             raise InputError(
                 f"{where}: {relation} {what} {path}: replacing it would delete the store;"
                 " give a folder the store is not in"
@@ -87,12 +87,12 @@ def _check_earlier_export(target: Path, force: bool, where: str) -> None:
             " or empty folder"
         )
     if not force:
-        raise InputError(
-            f"{where}: holds an earlier export (pass --force to replace it)"
-        )
+        raise InputError(f"{where}: holds an earlier export (pass --force to replace it)")
     foreign = sorted(_foreign(target, files))
     if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        shown = ", ".join(foreign[:3]) + (
+            f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        )
         raise InputError(
             f"{where}: holds {len(foreign)} file(s) the earlier export did not write ({shown}):"
             " an export replaces only what it wrote, even with --force; move them or give"
