@@ -288,9 +288,9 @@ class ReadOnlyStore:
         self, run_id: str, case_ids: Collection[str] | None = None, *, cut: int | None = None
     ) -> Iterator[TrialRow]:
         """The run's trials in plan order (only those of `case_ids` when given). With `cut`,
-        a record longer than `cut` characters comes with its response cut to its first `cut`
-        characters by SQLite (the whole response is never read into Python) and its whole
-        length in `response_chars`, and the error detail cut to `cut` characters."""
+        the error detail comes cut to `cut` characters, and a record longer than `cut`
+        characters with its response cut to its first `cut` (`_cut_record`: the whole
+        response never comes into Python) and its whole length in `response_chars`."""
         among, wanted = _among(case_ids)
         if cut is None:
             for c, cond, trial, record, detail in self._rows(
@@ -300,17 +300,36 @@ class ReadOnlyStore:
             ):
                 yield TrialRow(c, cond, trial, _json_object(record), detail)
             return
-        long = "length(record) > ? AND json_valid(record)"
-        for c, cond, trial, record, detail, chars in self._rows(
-            f"SELECT case_id, condition, trial, CASE WHEN {long} THEN json_set(record,"
-            " '$.response', substr(json_extract(record, '$.response'), 1, ?)) ELSE record END,"
-            f" substr(error_detail, 1, ?), CASE WHEN {long} THEN"
-            " length(json_extract(record, '$.response')) END"
-            f" FROM trials WHERE run_id = ?{among} ORDER BY seq",
-            (cut, cut, cut, cut, run_id, *wanted),
+        for rowid, c, cond, trial, record, detail in self._rows(
+            "SELECT rowid, case_id, condition, trial, CASE WHEN length(record) > ? THEN NULL"
+            " ELSE record END, substr(error_detail, 1, ?) FROM trials"
+            f" WHERE run_id = ?{among} ORDER BY seq",
+            (cut, cut, run_id, *wanted),
         ):
-            whole = chars if isinstance(chars, int) and chars > cut else None
-            yield TrialRow(c, cond, trial, _json_object(record), detail, whole)
+            if record is not None:
+                yield TrialRow(c, cond, trial, _json_object(record), detail)
+                continue
+            parsed, chars = self._cut_record(rowid, cut)
+            yield TrialRow(c, cond, trial, parsed, detail, chars)
+
+    def _cut_record(self, rowid: int, cut: int) -> tuple[dict[str, Any], int | None]:
+        """A long trial record with its response cut to `cut` characters, and the whole
+        response's length (None: not cut). One statement at a time: SQLite holds copies of
+        the record and of the response for each JSON function it evaluates, and a 50 MB
+        response took 380 MB more at its peak read in one statement, 190 MB this way."""
+
+        def one(sql: str, *params: Any) -> Any:
+            rows = self._rows(f"SELECT {sql} FROM trials WHERE rowid = ?", (*params, rowid))
+            return rows[0][0] if rows else None
+
+        if not one("json_valid(record)"):
+            return {}, None
+        record = _json_object(one("json_remove(record, '$.response')"))
+        if one("json_type(record, '$.response')") != "text":
+            return record, None
+        record["response"] = one("substr(json_extract(record, '$.response'), 1, ?)", cut)
+        chars = one("length(json_extract(record, '$.response'))")
+        return record, chars if isinstance(chars, int) and chars > cut else None
 
     def response(self, run_id: str, case_id: str, condition: str, trial: int) -> str | None:
         """One trial's whole response (None: no such trial, or no text response)."""
@@ -360,14 +379,11 @@ class ReadOnlyStore:
         whole record, and cut to its first `cut` characters when given."""
         among, wanted = _among(case_ids)
         text = "json_extract(record, '$.response')"
-        if cut is not None:
-            text = (
-                f"CASE WHEN json_type(record, '$.response') = 'text'"
-                f" THEN substr({text}, 1, {int(cut)}) END"
-            )
+        if cut is not None:  # (a response always is text: `Trial.response`)
+            text = f"substr({text}, 1, {int(cut)})"
         for case_id, condition, error, response in self._rows(
             f"SELECT case_id, condition, error, {text} FROM trials"
-            f" WHERE run_id = ?{among} AND json_valid(record) ORDER BY seq",
+            f" WHERE run_id = ?{among} ORDER BY seq",
             (run_id, *wanted),
         ):
             yield case_id, condition, error, response if isinstance(response, str) else ""
