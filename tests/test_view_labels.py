@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
+from mock_server import _reply_text
 from starlette.testclient import TestClient
 from view_store import make_store
 
@@ -68,6 +71,11 @@ def test_a_single_system_run_is_not_labelled_against_a_baseline(tmp_path: Path) 
     case = c.get(case_url(run_id, "c0")).text
     assert "(baseline)" not in case and "word diff against" not in case
     assert "actionable" in case
+    again = invoke("run", tmp_path / "suite.toml", "--store", store, "--json")
+    second = json.loads(again.stdout)["run_id"]
+    compared = c.get(f"/compare?a={run_id}&b={second}").text
+    assert "Neither run compared its candidate with a baseline" in compared
+    assert "Neither run has a recorded evaluation" not in compared
 
 
 def _sequential(path: Path, *, leftovers: bool) -> None:
@@ -126,3 +134,40 @@ def test_a_sequential_stop_is_shown_and_unlooked_cases_are_not_run(tmp_path: Pat
         assert "badge ok" not in case
         history = c.get("/suites/demo/history").text
         assert "after 20 of 60 cases" in history
+
+
+def test_a_real_sequential_single_system_run_is_shown_as_it_stopped(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One condition on 100 cases, sampled per-case checks: the verdict at look 1 of 4 (25
+    cases); the viewer reads the recorded stop and its `not_looked` cases."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server()
+    cases = [
+        make_case(
+            f"c{i}", prompt=f"Question {i}?", expect={"contains": [_reply_text(f"Question {i}?")]}
+        )
+        for i in range(100)
+    ]
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "seq"\ncases = "cases.jsonl"\ntrials = 1\nmodel = "openai:sut-model"\n'
+        f'output = "out"\n[run]\nbase_url = "{server.url}"\nprice = "1,1"\nconcurrency = 4\n'
+        '[[conditions]]\nname = "prod"\n[scoring]\nscorers = ["contains"]\n'
+        "[scoring.corpus]\ncontains = { min = 0.5 }\n"
+        "[gate]\nsequential = true\nlook = 25\nsampled_checks = true\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "s.db"
+    done = invoke("run", suite, "--store", store, "--json")
+    assert done.code == 0, done.stdout + done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    c = client(store)
+    page = c.get(f"/runs/{run_id}").text
+    assert "Sequential run: verdict after 25 of 100 cases, look 1 of 4; 75 cases not run" in page
+    assert "prod gated on its own" in page and "(baseline)" not in page
+    assert "100 of 100 cases (75 not run)" in page
+    unrun = badges(c.get(f"/runs/{run_id}?outcome=not-run").text)
+    assert len(unrun) == 50 and set(unrun.values()) == {"unrun"}  # the first page of 75
+    assert "after 25 of 100 cases" in c.get("/").text

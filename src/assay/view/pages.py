@@ -42,18 +42,24 @@ class ScoreView:
 
 def stop_line(matrix: Matrix) -> str:
     """What a sequential run's stop means for its cases: `Sequential run: verdict after 20 of
-    60 cases, look 1 of 3; 40 cases not run (the verdict never looked at them).`"""
+    60 cases, look 1 of 3; 40 cases not run (neither looked at nor checked); per-case checks
+    on 20 of 60 cases.` (the cases not run are the report's `not_looked`)."""
     stop = matrix.sequential or {}
     cases, total = _count(stop.get("cases")), _count(stop.get("total_cases"))
     look, looks = _count(stop.get("look")), _count(stop.get("looks"))
     reached = stop.get("stopped_early") is True or look == looks
     what = "verdict" if reached else "stopped without a settled verdict"
-    if cases >= total:
-        return f"Sequential run: {what} after every case ({total}), look {look} of {looks}."
-    return (
-        f"Sequential run: {what} after {cases} of {total} cases, look {look} of {looks};"
-        f" {total - cases} cases not run (the verdict never looked at them)."
-    )
+    after = f"every case ({total})" if cases >= total else f"{cases} of {total} cases"
+    line = f"Sequential run: {what} after {after}, look {look} of {looks}"
+    unrun = sum(matrix.unlooked)
+    if unrun:
+        line += f"; {unrun} cases not run (neither looked at nor checked)"
+    sampled, checked = stop.get("sampled"), _count(stop.get("checked"))
+    if isinstance(sampled, str) and sampled:
+        line += f"; {sampled}"
+    elif checked:
+        line += f"; per-case checks on {checked} of {total} cases"
+    return line + "."
 
 
 def _count(value: Any) -> int:
