@@ -66,6 +66,8 @@ def test_an_export_writes_the_whole_response_beside_its_cut_page(tmp_path: Path)
     assert len(page) < 4 * PAGE_TEXT and "THE END." not in page
     (link,) = re.findall(r'href="([^"]+\.txt)"', page)
     text = (cases / link).resolve()
-    assert text.parent == cases.resolve() and text.name == "case-00001--candidate--1.txt"
+    assert text == (cases / "case-00001" / "candidate-1.txt").resolve()
     assert text.read_text(encoding="utf-8") == long_text(1, "candidate")
-    assert sorted(p.name for p in cases.glob("*.txt")) == [text.name]
+    assert [p.relative_to(cases).as_posix() for p in cases.rglob("*.txt")] == [
+        "case-00001/candidate-1.txt"
+    ]
