@@ -99,10 +99,18 @@ def test_force_replaces_only_an_earlier_export(results: Path) -> None:
     before = snapshot(here / "site")
     foreign = invoke(*store, "--export", "site", "--force")
     assert foreign.code == 2, foreign.stdout
-    assert "holds 2 file(s) the earlier export did not write (extra/, runs/notes.txt)" in (
+    assert "holds 2 file(s) the earlier export did not write or that changed since" in (
         foreign.stderr
     )
+    assert "(extra/, runs/notes.txt)" in foreign.stderr
     assert snapshot(here / "site") == before
+    (here / "site" / "runs" / "notes.txt").unlink()
+    (here / "site" / "extra").rmdir()
+    # a page edited since is the user's writing now
+    (here / "site" / "index.html").write_text("my own notes on the runs")
+    edited = invoke(*store, "--export", "site", "--force")
+    assert edited.code == 2 and "(index.html)" in edited.stderr
+    assert (here / "site" / "index.html").read_text() == "my own notes on the runs"
     # an empty folder is taken as it is
     (here / "empty").mkdir()
     assert invoke(*store, "--export", "empty").code == 0

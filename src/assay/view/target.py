@@ -8,8 +8,8 @@ exit 2, before the store is read) when it:
 - is, or holds, the current folder;
 - is a file, not a folder;
 - is not empty and is not an earlier export, even with `force`;
-- is an earlier export (its manifest, MARKER, lists every file it wrote) but holds anything
-  else (a file put there since: named in the error), even with `force`;
+- is an earlier export (its manifest, MARKER, lists every file it wrote with its SHA-256) but
+  holds anything else, or a file changed since (named in the error), even with `force`;
 - is an earlier export and `force` is not given.
 
 The export is written into a new folder beside DIR, marked last (`mark`), then renamed into
@@ -22,19 +22,20 @@ point) removes the new folder and is an InputError naming the path and the cause
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.core.errors import InputError
+from assay.core.owned import Owned, entries
 from assay.store import DEFAULT_STORE
 
 MARKER = ".assay-export.json"
-"""The manifest an export writes last: `{"assay_export": 1, "files": [...]}`, the relative
-paths of every file it wrote."""
+"""The manifest an export writes last (`core/owned.py`): every file it wrote, by its path in
+the export, with its SHA-256."""
+WRITER = "assay view --export"
 
 Protected = Sequence[tuple[str, Path]]
 """(what it is, path) of each file an export must not delete, e.g. ("the store", path)."""
@@ -79,8 +80,8 @@ def check_target(folder: Path, force: bool, protected: Protected = ()) -> Path:
 
 
 def _check_earlier_export(target: Path, force: bool, where: str) -> None:
-    files = _manifest(target)
-    if files is None:
+    foreign = earlier_export(target).foreign()
+    if foreign is None:
         raise InputError(
             f"{where}: the folder is not empty and is not an earlier export (no {MARKER} in"
             " it): an export replaces only a folder it wrote, even with --force; give a new"
@@ -88,54 +89,20 @@ def _check_earlier_export(target: Path, force: bool, where: str) -> None:
         )
     if not force:
         raise InputError(f"{where}: holds an earlier export (pass --force to replace it)")
-    foreign = sorted(_foreign(target, files))
     if foreign:
         shown = ", ".join(foreign[:3]) + (
             f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         )
         raise InputError(
-            f"{where}: holds {len(foreign)} file(s) the earlier export did not write ({shown}):"
-            " an export replaces only what it wrote, even with --force; move them or give"
-            " another folder"
+            f"{where}: holds {len(foreign)} file(s) the earlier export did not write or that"
+            f" changed since ({shown}): an export replaces only what it wrote, even with"
+            " --force; move them or give another folder"
         )
 
 
-def _manifest(folder: Path) -> set[str] | None:
-    """The files the export in `folder` wrote, from its marker (None: not an export)."""
-    marker = folder / MARKER
-    if marker.is_symlink() or not marker.is_file():
-        return None
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("assay_export") != 1:
-        return None
-    files = data.get("files")
-    return {str(f) for f in files} if isinstance(files, list) else None
-
-
-def _entries(folder: Path, prefix: str = "") -> Iterator[tuple[str, bool]]:
-    """(relative path, is a folder) of everything under `folder`, links not followed."""
-    with os.scandir(folder) as listing:
-        for entry in listing:
-            name = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                yield name, True
-                yield from _entries(Path(entry.path), name + "/")
-            else:
-                yield name, False
-
-
-def _foreign(folder: Path, files: set[str]) -> Iterator[str]:
-    """What `folder` holds that its manifest does not list (nor a folder of what it lists)."""
-    folders = {str(Path(f).parent.as_posix()) for f in files}
-    folders |= {p.as_posix() for f in files for p in Path(f).parents}
-    for name, is_folder in _entries(folder):
-        if name == MARKER:
-            continue
-        if (name not in folders) if is_folder else (name not in files):
-            yield name + ("/" if is_folder else "")
+def earlier_export(folder: Path) -> Owned:
+    """The files an export wrote in `folder`, as its manifest records them."""
+    return Owned(folder, MARKER, WRITER)
 
 
 def work_folder(target: Path, folder: Path) -> Path:
@@ -151,14 +118,9 @@ def work_folder(target: Path, folder: Path) -> Path:
 
 
 def mark(root: Path) -> None:
-    """Write the manifest of everything under `root` (the export's last file)."""
-    files = sorted(name for name, is_folder in _entries(root) if not is_folder)
-    text = json.dumps({"assay_export": 1, "files": files}, indent=0) + "\n"
-    try:
-        (root / MARKER).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        exc.filename = exc.filename or str(root / MARKER)
-        raise
+    """Record every file under `root` with its SHA-256 in the manifest, the export's last
+    file (`core/owned.py`, as `assay import` records what it wrote)."""
+    earlier_export(root).record([root / name for name, folder in entries(root) if not folder])
 
 
 def put_in_place(work: Path, target: Path, folder: Path) -> None:
