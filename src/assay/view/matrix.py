@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from assay.core.text import cut
 from assay.store.views import ReadOnlyStore
@@ -30,16 +30,7 @@ PAGE_TEXT = 200_000
 its whole text a link away (`/runs/RUN/response?...`; an export's file beside the page)."""
 FIRST_LINE = 160
 Outcome = Literal["", "regressions", "wins", "losses", "failing", "blocking", "errored", "not-run"]
-OUTCOMES: tuple[Outcome, ...] = (
-    "",
-    "regressions",
-    "wins",
-    "losses",
-    "failing",
-    "blocking",
-    "errored",
-    "not-run",
-)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 @dataclass(slots=True)
@@ -122,6 +113,7 @@ class Matrix:
     unlooked: list[bool] = field(default_factory=list)
     """Per case: a sequential run stopped before it (the report's `not_looked`); its
     checks are not shown as passed, whatever trials an earlier run left."""
+    unrun_count: int | None = field(default=None, repr=False, compare=False)
     texts: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
     """Each case's prompt and responses, casefolded, for the search (read on the first)."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -143,8 +135,10 @@ class Matrix:
 
     @property
     def not_run(self) -> int:
-        """Cases no condition answered, or the verdict never looked at."""
-        return sum(1 for i in range(len(self)) if self.unrun(i))
+        """Cases no condition answered, or the verdict never looked at (counted once)."""
+        if self.unrun_count is None:
+            self.unrun_count = sum(1 for i in range(len(self)) if self.unrun(i))
+        return self.unrun_count
 
     def looked_past(self, i: int) -> bool:
         """Whether a sequential run stopped before case `i` (the verdict never saw it)."""
