@@ -123,7 +123,7 @@ def main() -> None:
             )
             assert done.returncode == 0, done.stderr
             page = site / "runs" / RUN / "cases" / "case-00001.html"
-            texts = list(page.parent.glob("*.txt"))
+            texts = list(page.parent.rglob("*.txt"))
             figures["export"] = {
                 "s": round(time.perf_counter() - start, 1),
                 "peak_rss_mb": round(float(done.stdout.strip()) / 1024, 1),
