@@ -61,6 +61,10 @@ class Inputs:
     sequential: Sequential | None = None
     """A sequential run's look (`verdict.looks`): the gate is evaluated at its level, and the
     evidence expected is the cases it looked at (a run stopped early is not incomplete)."""
+    judging: str | None = None
+    """Why the judges' scores are missing, when their judging did not finish (which judge,
+    how many items): the verdict is INCOMPLETE with it as its first reason, and the weights
+    may name the metrics the judge would have scored."""
 
 
 @dataclass(slots=True)
@@ -150,15 +154,18 @@ def choose_weights(
     scorers: Sequence[Scorer],
     rows: Sequence[ScoredTrial],
     standins: Collection[str] = (),
+    *,
+    unjudged: bool = False,
 ) -> dict[str, float]:
-    """The configured weights; else, when there are judge/human scores, the weights their
+    """The configured weights (with `unjudged`, judging that did not finish, they may name
+    metrics no row carries: the verdict is INCOMPLETE for the judge); else, when there are judge/human scores, the weights their
     metrics imply (`implied_weights`: the default rubric's, or equal weights over a rubric
     judge's criteria); else equal weights over the deterministic scorers' primary metrics
     that were scored, but for `standins` (a disabled judge's lexical stand-ins)."""
     present = {m for r in rows for m in r.metrics}
     if configured:
         absent = [m for m in configured if m not in present]
-        if absent:
+        if absent and not unjudged:
             raise InputError(
                 f"ERROR: suite [scoring.weights]: {', '.join(absent)}: weighted metric(s) absent"
                 " from every scored trial"
@@ -233,7 +240,7 @@ def evaluate(
     deterministic = scored_trials(results, scorers, inputs.trials) if scorers else []
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
-    if not rows:
+    if not rows and inputs.judging is None:
         failed = [t for t in inputs.trials if t.error is not None]
         if failed:
             first = failed[0]
@@ -244,7 +251,9 @@ def evaluate(
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
     standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
-        choose_weights(config.weights, judged, scorers, rows, standins),
+        choose_weights(
+            config.weights, judged, scorers, rows, standins, unjudged=inputs.judging is not None
+        ),
         config.scale,
         lower=lower_metrics(scorers),
     )
@@ -278,6 +287,8 @@ def evaluate(
         candidate=candidate,
         cases=cases,
         failures=[
+            *([Check(name="judge", status="incomplete", reason=inputs.judging)]
+              if inputs.judging is not None else []),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
