@@ -107,6 +107,23 @@ def test_seed_blocker_on_the_baseline_fails_too(cli, tmp_path: Path) -> None:
     assert [c["status"] for c in stats["checks"] if c["name"] == "blockers"] == ["pass"]
 
 
+def test_stats_gate_says_what_the_baseline_blocked_never_no_blocking_findings(
+    cli, tmp_path: Path
+) -> None:
+    rows = [
+        row(f"deposit-{i}", cond, value=4.0, blocker=(cond == "baseline" and i == 2))
+        for i in range(6)
+        for cond in ("baseline", "candidate")
+    ]
+    gate = score(cli, tmp_path, rows).json()["release_gate"]
+    [check] = [c for c in gate["checks"] if c["name"] == "blockers"]
+    assert check["status"] == "pass"
+    assert check["reason"] == (
+        "no blocking findings in the candidate; 1 in the other condition(s), which do not"
+        " gate: baseline:deposit-2#1"
+    )
+
+
 # -- validation ------------------------------------------------------------------------------
 
 
