@@ -63,3 +63,27 @@ def test_unreadable_judge_writes_every_report_incomplete_blaming_the_judge(
     assert "INCOMPLETE" in (out / "report.junit.xml").read_text(encoding="utf-8")
     assert "judge mock:malformed could not judge" in (out / "report.md").read_text("utf-8")
     assert "weighted metric" not in result.stderr + result.stdout
+
+
+def test_a_judge_beside_scorers_says_the_weighted_score_leaves_them_out(
+    cli: Any, tmp_path: Path
+) -> None:
+    write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"lease-{i}", expect={"contains": ["actionable"]}) for i in range(5)],
+    )
+    suite = tmp_path / "suite.toml"
+    text = SUITE.format(scorers='scorers = ["contains"]').replace(
+        "weights = { correctness = 0.7, safety = 0.3 }\n", ""
+    )
+    suite.write_text(text.replace("mock:malformed", "mock:fair"), encoding="utf-8")
+    result = cli("run", suite, "--store", tmp_path / "s.db")
+    assert result.code in (0, 1), result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert any(
+        "weighs the judge's metrics only" in note and "contains" in note
+        for note in report["notes"]
+    ), report["notes"]
+    assert "weighs the judge's metrics only" in (tmp_path / "out" / "report.md").read_text(
+        encoding="utf-8"
+    )

@@ -177,6 +177,27 @@ def choose_weights(
     return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
 
 
+def unweighed_scorer_metrics(
+    configured: Mapping[str, float] | None,
+    judged: Sequence[ScoredTrial],
+    scorers: Sequence[Scorer],
+    rows: Sequence[ScoredTrial],
+    rubric: Rubric,
+    standins: Collection[str] = (),
+) -> list[str]:
+    """The deterministic scorers' primary metrics left out of the weighted score because the
+    weights came from judge/human score rows (none configured), which a report says plainly."""
+    if configured or not judged:
+        return []
+    present = {m for r in rows for m in r.metrics}
+    return [
+        m
+        for s in scorers
+        for m in primary_metrics(s)
+        if m in present and m not in standins and m not in rubric.weights
+    ]
+
+
 def pick_candidate(configured: str, conditions: Sequence[str]) -> str:
     """The configured candidate when present; else the only non-baseline condition; else the
     single condition (gated on blockers and thresholds alone)."""
@@ -258,6 +279,14 @@ def evaluate(
         lower=lower_metrics(scorers),
     )
     notes = []
+    unweighed = unweighed_scorer_metrics(config.weights, judged, scorers, rows, rubric, standins)
+    if unweighed:
+        notes.append(
+            f"the weighted score weighs the judge's metrics only ({', '.join(rubric.weights)});"
+            f" the deterministic scorers' {', '.join(unweighed)} are reported and gate through"
+            " their thresholds but are not in it: name them in [scoring] weights (or --weights)"
+            " to weigh them"
+        )
     errored = sum(1 for t in inputs.trials if t.error is not None)
     if errored:
         notes.append(f"{errored} errored trial(s) were not scored")
