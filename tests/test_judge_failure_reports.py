@@ -81,9 +81,9 @@ def test_a_judge_beside_scorers_says_the_weighted_score_leaves_them_out(
     assert result.code in (0, 1), result.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert any(
-        "weighs the judge's metrics only" in note and "contains" in note
+        "weighs the judge's or reviewers' score rows only" in note and "contains" in note
         for note in report["notes"]
     ), report["notes"]
-    assert "weighs the judge's metrics only" in (tmp_path / "out" / "report.md").read_text(
+    assert "weighs the judge's or reviewers' score rows only" in (tmp_path / "out" / "report.md").read_text(
         encoding="utf-8"
     )

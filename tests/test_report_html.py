@@ -392,7 +392,7 @@ def test_single_system_html_has_no_regressions_and_prints_counts_whole(
         {
             "case_id": f"rent-{i}",
             "trial": 1,
-            "condition": "candidate",
+            "condition": "prod",
             "runner": "test",
             "response": "Your landlord must return the deposit within 30 days.",
             "usage": {"input_tokens": 20, "output_tokens": 10},

@@ -33,6 +33,7 @@ from pydantic import (
 
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.numbers import plain_number
 
 Scale = Literal["1-3", "1-5", "1-10"]
 Strictness = Literal["lenient", "balanced", "strict"]
@@ -53,6 +54,7 @@ def scale_bounds(scale: str) -> tuple[int, int]:
 
 def normalise(weights: Mapping[str, float], where: str = "weights") -> dict[str, float]:
     """Weights scaled to sum to 1; negative, non-finite or all-zero weights are an error."""
+    weights = {name: plain_number(value) for name, value in weights.items()}
     for name, value in weights.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"ERROR: {where}: {name}: must be a number")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
 from assay.core.jsonl import load_records
+from assay.core.numbers import plain_number
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Threshold
@@ -132,9 +133,9 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             metrics=checked[index]
             if checked
             else {
-                k: float(v)
+                k: float(v)  # type: ignore[arg-type]
                 for k, v in (s.model_extra or {}).items()
-                if isinstance(v, int | float) and not isinstance(v, bool)
+                if isinstance(plain_number(v), int | float) and not isinstance(v, bool)
             },
             blocker=s.blocker,
             flagged=s.blocker,
@@ -282,7 +283,8 @@ def evaluate(
     unweighed = unweighed_scorer_metrics(config.weights, judged, scorers, rows, rubric, standins)
     if unweighed:
         notes.append(
-            f"the weighted score weighs the judge's metrics only ({', '.join(rubric.weights)});"
+            "the weighted score weighs the judge's or reviewers' score rows only"
+            f" ({', '.join(rubric.weights)});"
             f" the deterministic scorers' {', '.join(unweighed)} are reported and gate through"
             " their thresholds but are not in it: name them in [scoring] weights (or --weights)"
             " to weigh them"
