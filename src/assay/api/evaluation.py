@@ -116,7 +116,7 @@ def evaluate(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
             " (--scorer/--suite)"
         )
-    _check_comparison(judged, trial_rows, config, loaded, scores, trials, run)
+    _check_comparison(judged, trial_rows, config, loaded, scores)
     catalogue = _cases(cases, config)
     if catalogue is not None and judged and isinstance(scores, str | Path):
         join_cases(judged, catalogue, scores)
@@ -147,23 +147,16 @@ def _check_comparison(
     config: EvalConfig,
     suite: Suite | None,
     scores: object,
-    trial_source: object,
-    run: str | None,
 ) -> None:
-    """Inputs whose only condition is the gate's candidate are a comparison missing its
-    baseline, not a single system: an input error naming them, unless the suite gates a
+    """Score rows whose only condition (with the trials') is the gate's candidate are a
+    comparison missing its baseline, not a single system: an input error naming them, unless the suite gates a
     single system (one `[[conditions]]`, the candidate)."""
     conditions = {r.condition for r in judged} | {t.condition for t in trials}
-    if conditions != {config.candidate}:
-        return
+    if not judged or conditions != {config.candidate}:
+        return  # trials alone of the candidate: its deterministic checks, gated on their own
     if suite is not None and [c.name for c in suite.conditions] == [config.candidate]:
         return
-    if judged:
-        where = scores if isinstance(scores, str | Path) else "scores"
-    elif run is not None:
-        where = f"run {run}"
-    else:
-        where = trial_source if isinstance(trial_source, str | Path) else "trials"
+    where = scores if isinstance(scores, str | Path) else "scores"
     raise InputError(
         f"ERROR: {where}: condition: every row is {config.candidate!r}, the gate's candidate,"
         f" and none is {BASELINE!r}: a comparison without its baseline. Add the baseline's"

@@ -58,7 +58,7 @@ class Inputs:
     cases: Mapping[str, Case] | None = None
     planned_trials: int | None = None
     """Trials each case was meant to have (a run's plan); None: the suite's `trials` when it
-    sets it, else the most any case has (`verdict.coverage`)."""
+    sets it, else per case the most it has under any gated condition (`verdict.coverage`)."""
     sequential: Sequential | None = None
     """A sequential run's look (`verdict.looks`): the gate is evaluated at its level, and the
     evidence expected is the cases it looked at (a run stopped early is not incomplete)."""
@@ -297,7 +297,15 @@ def evaluate(
     conditions = sorted({r.condition for r in rows} | {t.condition for t in inputs.trials})
     candidate = pick_candidate(config.candidate, conditions)
     coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
-    gap = coverage_check(coverage)
+    if coverage.plans is not None and len(set(coverage.plans.values())) > 1:
+        low, high = min(coverage.plans.values()), max(coverage.plans.values())
+        notes.append(
+            f"trials per case vary ({low}-{high}) and no plan says how many were meant: each"
+            " case is expected to have, under every gated condition, the trials it has under"
+            " any (a trial one condition has and another lacks is missing); give the suite's"
+            " `trials` to check a plan"
+        )
+    gap = coverage_check(coverage.coverage)
     calibrations = _calibration_store(config, store)
     try:
         calibration = calibration_checks(config.gate, judged, calibrations)
@@ -338,7 +346,7 @@ def evaluate(
             *(config.judge.checks() if config.judge is not None else []),
         ],
     )
-    analysis.gate.coverage = coverage
+    analysis.gate.coverage = coverage.coverage
     analysis.gate.sequential = inputs.sequential
     return Evaluation(
         analysis=analysis,
@@ -350,6 +358,14 @@ def evaluate(
     )
 
 
+@dataclass(slots=True)
+class Measured:
+    """The coverage, and without a plan the trials each case was expected to have."""
+
+    coverage: Coverage
+    plans: dict[str, int] | None
+
+
 def measure_coverage(
     inputs: Inputs,
     config: EvalConfig,
@@ -357,7 +373,7 @@ def measure_coverage(
     conditions: Sequence[str],
     judged: Sequence[ScoredTrial],
     rows: Sequence[ScoredTrial],
-) -> Coverage:
+) -> Measured:
     """The evidence the gate should have (every case × the candidate, and baseline when it is
     compared, × the planned trials) against what it has. Scored means a judge/human row when
     the judge scores (score rows given, or an enabled direct judge), else any gate row."""
@@ -376,14 +392,15 @@ def measure_coverage(
     planned = inputs.planned_trials
     if planned is None and suite is not None and "trials" in suite.model_fields_set:
         planned = suite.trials
-    return coverage.measure(
-        coverage.Evidence(
-            trials=inputs.trials,
-            scored=coverage.keys(
-                (r.case_id, r.trial, r.condition) for r in (judged if by_judge else rows)
-            ),
-            judged=by_judge,
+    evidence = coverage.Evidence(
+        trials=inputs.trials,
+        scored=coverage.keys(
+            (r.case_id, r.trial, r.condition) for r in (judged if by_judge else rows)
         ),
+        judged=by_judge,
+    )
+    found = coverage.measure(
+        evidence,
         gated,
         cases=inputs.cases,
         trials=planned,
@@ -391,6 +408,8 @@ def measure_coverage(
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
+    plans = coverage.case_plans(evidence, gated) if planned is None else None
+    return Measured(found, plans)
 
 
 def _checked(bounds: Mapping[str, Threshold], skipped: Sequence[str]) -> dict[str, Threshold]:
