@@ -60,10 +60,13 @@ def normalise(weights: Mapping[str, float], where: str = "weights") -> dict[str,
             raise InputError(f"ERROR: {where}: {name}: must be a number")
         if not math.isfinite(value) or value < 0:
             raise InputError(f"ERROR: {where}: {name}: must be a finite number >= 0, got {value}")
-    total = float(sum(weights.values()))
-    if not weights or total <= 0:
+    largest = max((float(value) for value in weights.values()), default=0.0)
+    if largest <= 0:
         raise InputError(f"ERROR: {where}: at least one weight must be above 0")
-    return {name: float(value) / total for name, value in weights.items()}
+    # scaled by the largest first: weights of 1e308 sum past the largest float (to inf)
+    scaled = {name: float(value) / largest for name, value in weights.items()}
+    total = math.fsum(scaled.values())
+    return {name: value / total for name, value in scaled.items()}
 
 
 def parse_weights(text: str) -> dict[str, float]:
