@@ -84,6 +84,6 @@ def test_a_judge_beside_scorers_says_the_weighted_score_leaves_them_out(
         "weighs the judge's or reviewers' score rows only" in note and "contains" in note
         for note in report["notes"]
     ), report["notes"]
-    assert "weighs the judge's or reviewers' score rows only" in (tmp_path / "out" / "report.md").read_text(
-        encoding="utf-8"
-    )
+    assert "weighs the judge's or reviewers' score rows only" in (
+        tmp_path / "out" / "report.md"
+    ).read_text(encoding="utf-8")

@@ -393,7 +393,7 @@ def test_rows_of_the_candidate_alone_are_a_comparison_missing_its_baseline(
     suite = tmp_path / "suite.toml"
     suite.write_text(
         'name = "one"\n[[conditions]]\nname = "candidate"\nmodel = "mock:answer"\n'
-        '[scoring]\nweights = { correctness = 1 }\n',
+        "[scoring]\nweights = { correctness = 1 }\n",
         encoding="utf-8",
     )
     alone = cli("score", scores, "--suite", suite, "--json")
@@ -414,9 +414,7 @@ def test_numpy_numbers_are_numbers_in_the_python_api() -> None:
         for i in range(8)
         for condition in ("baseline", "candidate")
     ]
-    plain = [
-        {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in rows
-    ]
+    plain = [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in rows]
     weights = {"correctness": np.float64(0.5), "safety": np.int64(1)}
     result = assay.evaluate(scores=rows, weights=weights, corpus=["correctness>=4"])
     expected = assay.evaluate(
@@ -424,6 +422,7 @@ def test_numpy_numbers_are_numbers_in_the_python_api() -> None:
     )
     assert result.to_dict() == expected.to_dict()
     validated = [ScoreRow.model_validate(dict(r, trial=1)) for r in rows]  # numpy extras kept
-    assert assay.evaluate(scores=validated, weights=weights).to_dict()["comparisons"] == (
-        expected.to_dict()["comparisons"]
+    assert (
+        assay.evaluate(scores=validated, weights=weights).to_dict()["comparisons"]
+        == (expected.to_dict()["comparisons"])
     )

@@ -133,7 +133,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             metrics=checked[index]
             if checked
             else {
-                k: float(v)  # type: ignore[arg-type]
+                k: float(v)
                 for k, v in (s.model_extra or {}).items()
                 if isinstance(plain_number(v), int | float) and not isinstance(v, bool)
             },
@@ -326,8 +326,11 @@ def evaluate(
         candidate=candidate,
         cases=cases,
         failures=[
-            *([Check(name="judge", status="incomplete", reason=inputs.judging)]
-              if inputs.judging is not None else []),
+            *(
+                [Check(name="judge", status="incomplete", reason=inputs.judging)]
+                if inputs.judging is not None
+                else []
+            ),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),

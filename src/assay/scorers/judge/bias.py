@@ -96,8 +96,7 @@ def unknown_relation(judge: str, generators: Iterable[str | None]) -> str | None
         return "judges responses it wrote itself"
     if written and family(judge) is None:
         return (
-            "is of an unknown model family: it may share one with a model that wrote the"
-            " responses"
+            "is of an unknown model family: it may share one with a model that wrote the responses"
         )
     return None
 
