@@ -54,6 +54,7 @@ def test_unreadable_judge_writes_every_report_incomplete_blaming_the_judge(
         assert (out / name).is_file(), name
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "INCOMPLETE"
+    assert report["baseline_compared"] is True  # a comparison still, not a single system
     first = report["reasons"][0]
     assert "judge mock:malformed could not judge 6 of 6 item(s)" in first
     assert "unusable" in first  # why: its replies could not be read

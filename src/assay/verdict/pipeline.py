@@ -37,6 +37,7 @@ from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
+from assay.verdict.gate import NO_BASELINE
 from assay.verdict.names import check_config_metrics
 from assay.verdict.rows import (
     BASELINE,
@@ -350,6 +351,16 @@ def evaluate(
         ],
     )
     analysis.gate.coverage = coverage.coverage
+    gate = analysis.gate
+    if inputs.judging is not None and not gate.compared and BASELINE in conditions:
+        # a comparison whose judge scored nothing: not a single system gated on its own
+        gate.compared = True
+        gate.notes = [
+            "no comparison with baseline could be made: the judge's scores are missing"
+            if note == NO_BASELINE
+            else note
+            for note in gate.notes
+        ]
     analysis.gate.sequential = inputs.sequential
     return Evaluation(
         analysis=analysis,
