@@ -39,6 +39,7 @@ from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
 from assay.verdict.gate import NO_BASELINE
 from assay.verdict.names import check_config_metrics
+from assay.verdict.percase import looked_rows, with_blockers
 from assay.verdict.rows import (
     BASELINE,
     ScoredTrial,
@@ -320,8 +321,15 @@ def evaluate(
     skipped = judge.skipped if judge is not None else []
     skipped_corpus = judge.skipped_corpus if judge is not None else []
     corpus = {**scorer_corpus(scorers), **config.corpus}
+    # A sequential look that checked cases beyond those it looked at (the candidate's trials
+    # for the per-case checks, `verdict.percase`): its comparison and corpus bounds rest on
+    # the looked cases, its per-case checks on every case checked.
+    stop = inputs.sequential
+    looked = set(stop.case_ids) if stop is not None and stop.checked_ids else None
+    compared = rows if looked is None else looked_rows(rows, looked)
+    in_look = results if looked is None else [r for r in results if r.case_id in looked]
     analysis = analyse(
-        rows,
+        compared,
         rubric,
         config.gate,
         candidate=candidate,
@@ -336,10 +344,10 @@ def evaluate(
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
-                results,
+                in_look,
                 _checked(corpus, skipped_corpus),
                 candidate,
-                rows,
+                compared,
                 decide=config.corpus_decide,
                 level=config.gate.level,
                 scale=config.scale,
@@ -350,6 +358,8 @@ def evaluate(
             *(config.judge.checks() if config.judge is not None else []),
         ],
     )
+    if looked is not None:
+        with_blockers(analysis.gate.checks, rows, candidate)
     analysis.gate.coverage = coverage.coverage
     gate = analysis.gate
     if inputs.judging is not None and not gate.compared and BASELINE in conditions:
@@ -419,6 +429,7 @@ def measure_coverage(
         cases=inputs.cases,
         trials=planned,
         looked=inputs.sequential.case_ids if inputs.sequential is not None else None,
+        alone=inputs.sequential.checked_ids if inputs.sequential is not None else (),
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
