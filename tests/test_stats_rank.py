@@ -218,3 +218,14 @@ def test_rank_and_winrate_agree_on_a_panel_file_with_ties(cli: Any, tmp_path: Pa
     strengths = {r["name"]: r["strength"] for r in ranked["ratings"]}
     assert strengths["candidate"] == pytest.approx(0.6667, abs=1e-4)
     assert "only ties" not in json.dumps(ranked)
+    # the report's pairwise table says the same b win rate
+    import assay
+
+    scores = [
+        {"case_id": r["case_id"], "trial": 1, "condition": c, "correctness": 4.0}
+        for r in same
+        for c in ("baseline", "candidate")
+    ]
+    result = assay.evaluate(scores=scores, comparisons=same, weights={"correctness": 1.0})
+    [row] = result.report.pairwise
+    assert row.ties == 12 and row.win_rate_b == pytest.approx(0.6667, abs=1e-4)
