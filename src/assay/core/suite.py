@@ -295,6 +295,12 @@ class SourceSection(SuiteModel):
     reasons: list[str] = Field(default_factory=list)
 
 
+def unfinished_source(suite: Suite | None) -> bool:
+    """Whether the suite gates an imported run that did not finish in its harness
+    (`[source] complete = false`): missing score rows are then INCOMPLETE, not bad input."""
+    return suite is not None and suite.source is not None and not suite.source.complete
+
+
 class Suite(SuiteModel):
     """A whole suite file."""
 

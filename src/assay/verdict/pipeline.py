@@ -17,12 +17,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assay.core.embedded import QUALITY_NOTE
-from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
+from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import load_records
 from assay.core.numbers import plain_number
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.core.suite import Threshold
+from assay.core.suite import Threshold, unfinished_source
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.scorers import Score, Scorer
@@ -264,15 +264,13 @@ def evaluate(
     deterministic = scored_trials(results, scorers, inputs.trials) if scorers else []
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
-    if not rows and inputs.judging is None:
-        failed = [t for t in inputs.trials if t.error is not None]
-        if failed:
-            first = failed[0]
-            raise Incomplete(
-                f"ERROR: nothing to score: all {len(failed)} trial(s) errored (first:"
-                f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
-            )
+    failed = [t for t in inputs.trials if t.error is not None]
+    judge_only = inputs.judging is not None  # the judge scored nothing: it is blamed below
+    if not rows and not failed and not judge_only and not unfinished_source(config.suite):
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    unscored = (
+        _nothing_scored(failed) if not rows and not judge_only else None
+    )  # every report says so
     standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
         choose_weights(
@@ -297,7 +295,8 @@ def evaluate(
     if any(made_by_embedded_model(t) for t in inputs.trials):
         notes.append(f"answers were {QUALITY_NOTE}")
     conditions = sorted({r.condition for r in rows} | {t.condition for t in inputs.trials})
-    candidate = pick_candidate(config.candidate, conditions)
+    # no condition at all: an imported run that did not finish left nothing (INCOMPLETE)
+    candidate = pick_candidate(config.candidate, conditions) if conditions else config.candidate
     coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
     if coverage.plans is not None and len(set(coverage.plans.values())) > 1:
         low, high = min(coverage.plans.values()), max(coverage.plans.values())
@@ -340,6 +339,7 @@ def evaluate(
                 if inputs.judging is not None
                 else []
             ),
+            *([unscored] if unscored is not None else []),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
@@ -388,6 +388,21 @@ class Measured:
 
     coverage: Coverage
     plans: dict[str, int] | None
+
+
+def _nothing_scored(failed: Sequence[Trial]) -> Check:
+    """The check that makes a verdict with no score row at all INCOMPLETE: every trial
+    errored, or an imported run that did not finish left none (its reasons follow in the
+    coverage check), whatever `[gate] max_errored` tolerates (nothing was decided)."""
+    if not failed:
+        reason = "nothing to score: no score row (the imported run did not finish)"
+    else:
+        first = failed[0]
+        reason = (
+            f"nothing to score: all {len(failed)} trial(s) errored (first:"
+            f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
+        )
+    return Check(name="scored", status="incomplete", reason=reason)
 
 
 def measure_coverage(
