@@ -151,16 +151,18 @@ def test_a_judge_call_that_fails_after_it_was_sent_counts_at_its_reservation(  #
     assert made.code == 0, made.stderr
     args = ("judge", "--trials", trials, "--cases", cases, "--judge", "openai:deep",
             "--base-url", hostile_server.url, "--price", "10,10", "--budget-usd", CAP,
+            "--retries", 0,
             "--store", tmp_path / "s.db", "--output", tmp_path / "j.jsonl", "--json")  # fmt: skip
     runs = []
     for _ in range(3):
         done = cli(*args)
         assert done.code == 3, done.stderr
         runs.append(done.json())
-    assert runs[0]["calls"] > 0 and runs[0]["stopped"] == "budget"
-    assert 0 < runs[0]["spent_usd"] <= CAP + 1e-9
+    assert runs[0]["calls"] > 0 and runs[0]["stopped"] == "budget", runs[0]
+    assert 0 < runs[0]["spent_usd"] <= CAP + 1e-9, runs[0]
     for again in runs[1:]:  # the cap holds across reruns of the judging, as of a run
-        assert again["calls"] == 0 and again["spent_usd"] == 0 and again["stopped"] == "budget"
+        assert again["calls"] == 0 and again["spent_usd"] == 0, again
+        assert again["stopped"] == "budget", again
 
 
 def test_a_reply_reporting_more_than_its_worst_case_cannot_pass_the_cap(  # type: ignore[no-untyped-def]
