@@ -29,6 +29,7 @@ from assay.engine.executors import held
 from assay.engine.runner import Progress
 from assay.store.spend import Spend
 from assay.verdict.checks import Sequential
+from assay.verdict.clusters import unit_ends
 from assay.verdict.looks import look_ends, look_order, look_size
 from assay.verdict.sequential import METHOD, look_level, settled
 
@@ -98,7 +99,7 @@ def _looks(
     warn: Warn | None,
 ) -> OutcomeT:
     order = look_order(request.cases, suite.gate.seed)
-    ends = look_ends(len(order), look_size(len(order), suite.gate.look))
+    ends = unit_ends(order, look_ends(len(order), look_size(len(order), suite.gate.look)))
     results: list[RunResult] = []
     spend = Spend()  # the evaluations' calls at the looks before the last
     fractions: list[float] = []

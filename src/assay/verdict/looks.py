@@ -6,7 +6,10 @@ expectation, a safety tag or category: one blocking finding there settles a FAIL
 the rest; within each part the cases are in a seeded random order stratified by risk and
 category, so every prefix holds each stratum in proportion to its size (systematic
 sampling: a stratum of n cases puts its i-th shuffled case at (i + u)/n, u one random
-offset per stratum, and the cases are sorted by that position).
+offset per stratum, and the cases are sorted by that position). Cases that declare one
+cluster move as one unit (`verdict.clusters.whole_units`: protected when any of its cases
+is, in the stratum of its first case), and a look ends at a cluster's end
+(`verdict.clusters.unit_ends`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import random
 from collections.abc import Sequence
 
 from assay.core.records import Case
+from assay.verdict.clusters import whole_units
 from assay.verdict.coverage import protected
 from assay.verdict.interval import MIN_CASES
 
@@ -40,15 +44,17 @@ def look_order(cases: Sequence[Case], seed: int) -> list[Case]:
     """The cases in the order a sequential run looks at them (see the module's docstring):
     the same cases and seed always give the same order."""
     rng = random.Random(seed)
-    strata: dict[tuple[bool, str, str], list[Case]] = {}
-    for case in cases:
-        strata.setdefault((not protected(case), case.risk, case.category), []).append(case)
-    placed: list[tuple[bool, float, int, Case]] = []
+    strata: dict[tuple[bool, str, str], list[list[Case]]] = {}
+    for unit in whole_units(cases):  # a cluster moves as one, stratified as its first case
+        first = unit[0]
+        later = not any(protected(case) for case in unit)
+        strata.setdefault((later, first.risk, first.category), []).append(unit)
+    placed: list[tuple[bool, float, int, list[Case]]] = []
     for (later, _, _), members in sorted(strata.items()):
         shuffled = list(members)
         rng.shuffle(shuffled)
         offset = rng.random()
-        for index, case in enumerate(shuffled):
-            placed.append((later, (index + offset) / len(shuffled), len(placed), case))
+        for index, unit in enumerate(shuffled):
+            placed.append((later, (index + offset) / len(shuffled), len(placed), unit))
     placed.sort(key=lambda p: (p[0], p[1], p[2]))
-    return [p[3] for p in placed]
+    return [case for p in placed for case in p[3]]
