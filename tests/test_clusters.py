@@ -85,6 +85,7 @@ def test_thirty_cases_in_three_clusters_cannot_pass_they_are_three_units() -> No
     assert check.clusters == 3 and check.cases == 30
     assert "3 clusters cannot pass (it takes 5)" in check.reason
     assert "over 3 clusters of 30 cases" in check.reason
+    assert check.reason.endswith("(have 30 in 3 clusters)")
     assert grouped.gate.clusters == 3
     # 2 more clusters of 10 would do: 50 cases
     assert check.cases_needed == 50
@@ -144,6 +145,7 @@ def test_risk_tiers_count_clusters() -> None:
     )
     high = next(c for c in analysis.gate.checks if c.scope == "risk:high")
     assert high.clusters == 2 and high.cases == 12 and high.status == "inconclusive"
+    assert "(have 40 in all, 12 high-risk in 2 clusters)" in high.reason
     low = next(c for c in analysis.gate.checks if c.scope == "risk:low")
     assert low.clusters == 28 and low.status == "pass"
 

@@ -302,8 +302,9 @@ def non_inferiority(
     need = cases_for(interval, distance, level, scale, total)
     have = (
         f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
+        f"{clusters_text(interval.clusters)}"
         if tier
-        else f"have {interval.cases}"
+        else f"have {interval.cases}{clusters_text(interval.clusters)}"
     )
     verb = (
         "is undecided against"
@@ -334,7 +335,7 @@ def superiority(interval: Delta, level: float) -> Check:
         "is undecided" if math.isnan(interval.ci_low) else "is above 0" if cleared else "includes 0"
     )
     hint = _undecided(interval, need, False)
-    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
+    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases}{clusters_text(interval.clusters)})"
     return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
 
 
