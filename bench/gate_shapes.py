@@ -361,19 +361,23 @@ def _rate(name: str, hits: Sequence[bool]) -> dict[str, float | None]:
     return {name: p, f"{name}_se": math.sqrt(p * (1 - p) / len(hits))}
 
 
-def run_cell(shape: str, size: int, design: str, sims: int, seed: int) -> Cell:
+def run_cell(
+    shape: str, size: int, design: str, sims: int, seed: int, *, power: bool = True
+) -> Cell:
+    """`sims` suites of `shape` and `size` decided by `design`, the +0.3 variant too when the
+    shape has one (and `power`)."""
     maker = SHAPES[shape]
     cell = Cell(shape, size, design)
     salt = sum(map(ord, shape))
     for variant, outcomes in (("null", cell.null), ("power", cell.power)):
-        if variant == "power" and shape not in POWER:
+        if variant == "power" and (shape not in POWER or not power):
             continue
         rng = np.random.default_rng([seed, salt, size, variant == "power"])
         for sim in range(sims):
-            power = variant == "power"
-            suite = maker(rng, size, power)
+            better = variant == "power"
+            suite = maker(rng, size, better)
             outcome = (
-                fixed(suite, truth_of(shape, power, suite))
+                fixed(suite, truth_of(shape, better, suite))
                 if design == "fixed"
                 else sequential(suite, seed + sim)
             )

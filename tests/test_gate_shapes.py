@@ -15,7 +15,7 @@ NOMINAL = 0.025
 
 
 def figures(shape: str, size: int, design: str, sims: int) -> dict[str, float | int | str | None]:
-    cell = gate_shapes.run_cell(shape, size, design, sims, seed=7)
+    cell = gate_shapes.run_cell(shape, size, design, sims, seed=7, power=False)
     return cell.figures(np.random.default_rng(0))
 
 

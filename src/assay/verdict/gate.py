@@ -201,7 +201,7 @@ def cases_for(
     have = interval.cases if total is None else total
     per_unit = interval.cases / interval.units if interval.units else 1.0
     floor = math.ceil(scale * MIN_CASES * per_unit)
-    more = have + max(1, math.ceil(scale * per_unit))
+    more = have + (1 if interval.clusters is None else max(1, math.ceil(scale * per_unit)))
     if distance <= TOLERANCE:
         return None
     if interval.units < 2:
