@@ -21,7 +21,7 @@ from assay.verdict.corpus import corpus_checks
 from assay.verdict.interval import paired_intervals
 from assay.verdict.looks import look_ends, look_order
 from assay.verdict.rows import ScoredTrial
-from conftest import write_jsonl
+from conftest import make_case, write_jsonl
 
 WEIGHTS = {"quality": 1.0}
 
@@ -294,3 +294,35 @@ def test_an_imported_case_keeps_its_cluster(cli: Any, tmp_path: Path) -> None:
     assert clustered and all("cluster" not in (c.metadata or {}) for c in clustered)
     others = [c for c in cases.values() if c.cluster is None]
     assert others and all((c.metadata or {}).get("cluster") is True for c in others)
+
+
+def test_a_sequential_run_looks_at_whole_clusters(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100 cases in clusters of 3 (the last of 1), looks of 25: every look ends at a
+    cluster's end, and the verdict says how many clusters it rests on."""
+    from assay.api import running
+    from test_sequential_run import SYSTEM, _reply, _suite
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(record=True, judge_reply="schema")
+    cases = []
+    for i in range(100):
+        prompt = f"Question {i}?"
+        expected = _reply(prompt, SYSTEM) if i % 4 else _reply(prompt)
+        cases.append(
+            make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}, cluster=f"t{i // 3}")
+        )
+    suite = _suite(tmp_path, server.url, cases=cases)
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None
+    gate = outcome.evaluation.evaluation.analysis.gate
+    stop = gate.sequential
+    assert stop is not None
+    looked = set(stop.case_ids)
+    for k in range(34):  # each cluster looked at whole, or not at all
+        members = {f"c{i}" for i in range(3 * k, min(3 * k + 3, 100))}
+        assert members <= looked or not members & looked
+    assert gate.clusters == len({int(c[1:]) // 3 for c in looked})
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["clusters"] == gate.clusters and report["paired_cases"] == stop.cases
