@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from assay.core.records import Case
 from assay.core.rubric import Rubric
