@@ -3,11 +3,13 @@
 Every simulated suite goes through the gate's public evaluation, `verdict.pipeline.evaluate`
 (what `assay score`, `assay report`, `assay run` and `assay.evaluate` call), so the figures
 measure whatever interval method the code has. The fixed design evaluates every case once at
-level 0.95; the sequential design takes the cases in `verdict.looks.look_order` (protected
-cases first, whole clusters), in looks of `look_size` cases ending at a cluster's end
-(`verdict.clusters.unit_ends`), evaluates each look at `verdict.sequential.look_level` with
-the look's `Sequential` record, and stops when `verdict.sequential.settled` says so, as
-`api.sequential` does.
+level 0.95; the sequential design takes the cases in `verdict.looks.look_order` (stratified
+by protection, risk and category; whole clusters), in looks of `look_size` cases ending at a
+cluster's end (`verdict.clusters.unit_ends`), evaluates each look at
+`verdict.sequential.look_level` with the look's `Sequential` record (the candidate's rows on
+the protected cases from the first look, and on every case before an interim PASS, as its
+per-case checks need), and stops when `verdict.sequential.settled` says so, as
+`api.sequential` does; calls count the score rows the run needed.
 
 One weighted metric, `quality`, no guarded metric (the gate's check is superiority of the
 weighted score: PASS when its interval's lower bound is above 0). Three trials per case
@@ -71,8 +73,9 @@ from assay.core.suite import GateSection
 from assay.verdict.checks import Sequential
 from assay.verdict.clusters import unit_ends
 from assay.verdict.config import EvalConfig
+from assay.verdict.coverage import protected
 from assay.verdict.looks import look_ends, look_order, look_size
-from assay.verdict.pipeline import Inputs, evaluate
+from assay.verdict.pipeline import Evaluation, Inputs, evaluate
 from assay.verdict.rows import ScoredTrial
 from assay.verdict.sequential import METHOD, look_level, settled
 
@@ -285,44 +288,69 @@ def fixed(suite: Suite, truth: float) -> Outcome:
 
 
 def sequential(suite: Suite, seed: int) -> Outcome:
+    """`api.sequential`'s looks on this suite: every condition on the cases looked at, the
+    candidate alone on the protected cases from the first look, and before an interim PASS
+    on every case (its per-case checks), then the verdict again."""
     by_case = rows_of(suite)
     index = {c.id: c for c in suite.cases}
     order = look_order(suite.cases, seed)
     ends = unit_ends(order, look_ends(len(order), look_size(len(order), None)))
-    calls = {c.id: len(r) for c, r in zip(suite.cases, by_case.values(), strict=True)}
-    total = sum(calls.values())
-    fractions: list[float] = []
+    first = [c.id for c in order if protected(c)]
+    total = sum(len(rows) for rows in by_case.values())
     verdict = "INCONCLUSIVE"
     made = total
     for look, end in enumerate(ends, 1):
-        fractions.append(end / len(order))
-        looked = order[:end]
-        ids = [c.id for c in looked]
-        made = sum(calls[i] for i in ids)
-        stop = Sequential(
-            method=METHOD.name,
-            guarantee=METHOD.guarantee(LEVEL),
-            look=look,
-            looks=len(ends),
-            cases=end,
-            total_cases=len(order),
-            level=look_level(LEVEL, fractions),
-            stopped_early=False,
-            calls_made=made,
-            calls_not_made=total - made,
-            case_ids=ids,
-        )
-        inputs = Inputs(
-            scores=[r for i in ids for r in by_case[i]],
-            cases=index,
-            planned_trials=suite.planned,
-            sequential=stop,
-        )
-        result = evaluate(inputs, suite.config)
+        ids = [c.id for c in order[:end]]
+        last = look == len(ends)
+        result, made = _look(suite, by_case, index, ids, [] if last else first, look, ends)
         verdict = result.verdict
-        if look == len(ends) or (verdict in ("PASS", "FAIL") and settled(result.checks)):
+        if last:
+            break
+        done = verdict in ("PASS", "FAIL") and settled(result.checks)
+        if done and verdict == "PASS" and end < len(order):
+            rest = [c.id for c in order[end:]]
+            result, made = _look(suite, by_case, index, ids, rest, look, ends)
+            verdict = result.verdict
+            done = verdict in ("PASS", "FAIL") and settled(result.checks)
+        if done:
             break
     return Outcome(verdict, share=made / total)
+
+
+def _look(
+    suite: Suite,
+    by_case: dict[str, list[ScoredTrial]],
+    index: dict[str, Case],
+    ids: list[str],
+    alone: list[str],
+    look: int,
+    ends: list[int],
+) -> tuple[Evaluation, int]:
+    """One look's evaluation (`alone`: cases with the candidate's rows only) and the calls
+    made so far."""
+    looked = set(ids)
+    lone = [i for i in alone if i not in looked]
+    rows = [r for i in ids for r in by_case[i]]
+    rows += [r for i in lone for r in by_case[i] if r.condition == "candidate"]
+    made = len(rows)
+    shares = [e / len(index) for e in ends[:look]]
+    stop = Sequential(
+        method=METHOD.name,
+        guarantee=METHOD.guarantee(LEVEL),
+        look=look,
+        looks=len(ends),
+        cases=len(ids),
+        total_cases=len(index),
+        level=look_level(LEVEL, shares),
+        stopped_early=False,
+        calls_made=made,
+        calls_not_made=sum(len(r) for r in by_case.values()) - made,
+        checked=len(ids) + len(lone),
+        case_ids=ids,
+        checked_ids=lone,
+    )
+    inputs = Inputs(scores=rows, cases=index, planned_trials=suite.planned, sequential=stop)
+    return evaluate(inputs, suite.config), made
 
 
 @dataclass(slots=True)

@@ -1,14 +1,17 @@
 """A sequential run's looks: the order cases are looked at and the looks' sizes
 (docs/sequential.md; whether a look's verdict ends the run: `verdict.sequential.settled`).
 
-Order: protected cases first (`coverage.protected`: high risk, an `escalate`/`refuse`
-expectation, a safety tag or category: one blocking finding there settles a FAIL), then
-the rest; within each part the cases are in a seeded random order stratified by risk and
-category, so every prefix holds each stratum in proportion to its size (systematic
-sampling: a stratum of n cases puts its i-th shuffled case at (i + u)/n, u one random
-offset per stratum, and the cases are sorted by that position). Cases that declare one
-cluster move as one unit (`verdict.clusters.whole_units`: protected when any of its cases
-is, in the stratum of its first case), and a look ends at a cluster's end
+Order: a seeded random order stratified by protection (`coverage.protected`: high risk, an
+`escalate`/`refuse` expectation, a safety tag or category), risk and category, so every prefix
+holds each stratum in proportion to its size (systematic sampling: a stratum of n cases puts
+its i-th shuffled case at (i + u)/n, u one random offset per stratum, and the cases are sorted
+by that position). Every look is then a sample that represents the whole suite, the
+assumption the alpha spending rests on: with the protected cases first, a candidate better
+there and worse elsewhere passed an early look far more often than the fixed design
+(bench/sequential.py --shape strata|split). The protected cases still run first, for their
+per-case checks only (`api.sequential`: a blocking finding there FAILs the first look).
+Cases that declare one cluster are one unit (`verdict.clusters.whole_units`: protected when
+any of its cases is, in the stratum of its first case), and a look ends at a cluster's end
 (`verdict.clusters.unit_ends`).
 """
 
@@ -47,14 +50,14 @@ def look_order(cases: Sequence[Case], seed: int) -> list[Case]:
     strata: dict[tuple[bool, str, str], list[list[Case]]] = {}
     for unit in whole_units(cases):  # a cluster moves as one, stratified as its first case
         first = unit[0]
-        later = not any(protected(case) for case in unit)
-        strata.setdefault((later, first.risk, first.category), []).append(unit)
-    placed: list[tuple[bool, float, int, list[Case]]] = []
-    for (later, _, _), members in sorted(strata.items()):
+        guarded = any(protected(case) for case in unit)
+        strata.setdefault((guarded, first.risk, first.category), []).append(unit)
+    placed: list[tuple[float, int, list[Case]]] = []
+    for _, members in sorted(strata.items()):
         shuffled = list(members)
         rng.shuffle(shuffled)
         offset = rng.random()
         for index, unit in enumerate(shuffled):
-            placed.append((later, (index + offset) / len(shuffled), len(placed), unit))
-    placed.sort(key=lambda p: (p[0], p[1], p[2]))
-    return [case for p in placed for case in p[3]]
+            placed.append(((index + offset) / len(shuffled), len(placed), unit))
+    placed.sort(key=lambda p: (p[0], p[1]))
+    return [case for p in placed for case in p[2]]
