@@ -260,7 +260,7 @@ class ReleaseGate(Output):
 
 
 class Interval(Output):
-    """A paired delta (condition − baseline) with its bootstrap interval."""
+    """A paired delta (condition − baseline) with its interval over cases."""
 
     delta: Figure
     ci_low: Figure
