@@ -38,6 +38,7 @@ from assay.engine.runner import Progress
 from assay.store import Store
 from assay.store.spend import Spend, run_spend
 from assay.verdict.checks import Sequential
+from assay.verdict.clusters import unit_ends
 from assay.verdict.coverage import protected
 from assay.verdict.looks import look_ends, look_order, look_size
 from assay.verdict.percase import sampled_text
@@ -111,7 +112,7 @@ def _looks(
     warn: Warn | None,
 ) -> OutcomeT:
     order = look_order(request.cases, suite.gate.seed)
-    ends = look_ends(len(order), look_size(len(order), suite.gate.look))
+    ends = unit_ends(order, look_ends(len(order), look_size(len(order), suite.gate.look)))
     names = [c.name for c in request.conditions]
     candidate = pick_candidate(suite.gate.candidate, names)
     # The candidate alone on a case is a saving only beside another condition (an A/B): a

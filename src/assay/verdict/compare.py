@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.core.rubric import Rubric
+from assay.verdict.clusters import Unit, unit_means, units_of
 from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -28,7 +29,8 @@ class ConditionSummary:
 @dataclass(slots=True)
 class Delta:
     """A paired delta (other − baseline) of `metric` with its interval (`verdict.interval`),
-    over `cases` cases."""
+    over `cases` cases; with declared clusters, over their `clusters` (`verdict.clusters`:
+    `delta` and `sd` are then the mean and spread of the clusters' mean deltas)."""
 
     metric: str
     delta: float
@@ -38,6 +40,14 @@ class Delta:
     cases: int
     span: float
     """The widest a delta of this column can be (`delta_spans`)."""
+    clusters: int | None = None
+    """Clusters the cases fall in, when the catalogue declares any (None: every case is
+    its own unit)."""
+
+    @property
+    def units(self) -> int:
+        """The independent units the interval rests on: clusters, else cases."""
+        return self.cases if self.clusters is None else self.clusters
 
 
 @dataclass(slots=True)
@@ -51,6 +61,13 @@ class Paired:
     """Per column, the widest a delta can be (`delta_spans`): it bounds the interval of a
     column whose cases all share one delta."""
     intervals: dict[str, Delta] = field(default_factory=dict)
+    units: list[Unit] | None = None
+    """Each case's unit of evidence (`verdict.clusters`), None when no cluster is declared."""
+
+    @property
+    def clusters(self) -> int | None:
+        """How many clusters the paired cases fall in (None: none declared)."""
+        return None if self.units is None else len(set(self.units))
 
     def column(self, metric: str) -> FloatArray:
         result: FloatArray = self.deltas[:, self.metrics.index(metric)]
@@ -173,8 +190,10 @@ def paired_deltas(
     metrics: Sequence[str],
     *,
     level: float = LEVEL,
+    clusters: Mapping[str, str] | None = None,
 ) -> Paired:
-    """Per-case deltas of `other` against baseline on their common cases, with intervals."""
+    """Per-case deltas of `other` against baseline on their common cases, with intervals
+    over cases, or over `clusters` (case id → cluster) when any is declared."""
     base = case_means(by_condition[BASELINE], rubric, metrics)
     cand = case_means(by_condition[other], rubric, metrics)
     common = sorted(set(base) & set(cand))
@@ -183,8 +202,9 @@ def paired_deltas(
     after = np.array([cand[c] for c in common]).reshape(len(common), len(columns))
     deltas = after - before
     spans = delta_spans(rubric, before, after)
-    paired = Paired(case_ids=common, metrics=columns, deltas=deltas, spans=spans)
-    paired.intervals = intervals(deltas, columns, level=level, spans=spans)
+    units = units_of(common, clusters)
+    paired = Paired(case_ids=common, metrics=columns, deltas=deltas, spans=spans, units=units)
+    paired.intervals = intervals(deltas, columns, level=level, spans=spans, units=units)
     return paired
 
 
@@ -194,12 +214,16 @@ def intervals(
     *,
     level: float = LEVEL,
     spans: FloatArray,
+    units: Sequence[Unit] | None = None,
 ) -> dict[str, Delta]:
     """Each column's mean delta and interval (`paired_intervals`: every column from the same
-    cases, one deterministic rule); columns no case has are left out."""
+    cases, one deterministic rule); columns no case has are left out. With `units` (each
+    row's cluster, `verdict.clusters`) the interval runs over the clusters' mean deltas."""
     if not len(deltas):
         return {}
-    result = paired_intervals(deltas, level=level, span=spans)
+    values = deltas if units is None else unit_means(deltas, units)
+    result = paired_intervals(values, level=level, span=spans)
+    cases = (~np.isnan(deltas)).sum(axis=0)
     return {
         name: Delta(
             metric=name,
@@ -207,8 +231,9 @@ def intervals(
             ci_low=float(result.low[i]),
             ci_high=float(result.high[i]),
             sd=float(result.sd[i]),
-            cases=int(result.n[i]),
+            cases=int(cases[i]),
             span=float(spans[i]),
+            clusters=None if units is None else int(result.n[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

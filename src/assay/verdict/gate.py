@@ -11,6 +11,9 @@ Statistical gate (`mode="stats"`): per-case paired deltas with t intervals over 
 The weighted score FAILs if its mean delta is ≤ 0 and passes when the lower bound is above 0.
 Given each case's risk, the guarded margins also apply within each risk tier (low 0.2,
 medium 0.1, high 0.0 by default). No check passes on fewer than `MIN_CASES` (5) cases.
+When the catalogue declares clusters (`verdict.clusters`), every interval runs over the
+clusters' mean deltas, `MIN_CASES` counts clusters, and the cases estimated to settle a check
+are the clusters needed times the mean cluster size.
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
 it: n with t(n − 1)·sd/√n = distance of the mean from the bound, from the observed per-case
 spread (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
@@ -45,6 +48,7 @@ from assay.verdict.checks import (
     Verdict,
     interval_text,
 )
+from assay.verdict.clusters import clusters_text
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.verdict.interval import MIN_CASES, cases_to_clear
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -67,6 +71,9 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     cases: int | None = None
     """Cases paired with baseline (None when there is no baseline)."""
+    clusters: int | None = None
+    """The clusters those cases fall in, when the catalogue declares any (`verdict.clusters`):
+    the independent units the verdict rests on."""
     compared: bool = False
     """Whether the candidate was compared with baseline (False: gated on its own)."""
     coverage: Coverage | None = None
@@ -122,11 +129,17 @@ class GateResult:
     @property
     def headline(self) -> str:
         """One line for people: mode, candidate, verdict, and when INCONCLUSIVE how many cases
-        would likely settle it."""
+        would likely settle it; with declared clusters, the clusters the cases fall in."""
         alone = "" if self.compared else ", no baseline comparison"
         line = f"release gate ({self.mode}, candidate {self.candidate}{alone}): {self.verdict}"
+        if self.clusters is not None and not self.cases_needed:
+            line += f" (on {self.cases} cases{clusters_text(self.clusters)})"
         if self.cases_needed:
-            have = f" (have {self.cases})" if self.cases is not None else ""
+            have = (
+                f" (have {self.cases}{clusters_text(self.clusters)})"
+                if self.cases is not None
+                else ""
+            )
             line += f": about {self.cases_needed} cases would likely settle it{have}"
         return line
 
@@ -141,6 +154,7 @@ class GateResult:
             notes=list(self.notes),
             cases_needed=self.cases_needed,
             checks=list(self.checks),
+            clusters=self.clusters,
             coverage=self.coverage,
             sequential=self.sequential,
         )
@@ -197,19 +211,22 @@ def cases_for(
     and never fewer than `MIN_CASES` (`interval.cases_to_clear`).
 
     For a risk tier, `scale` is all cases over the tier's and `total` the cases there are in
-    all, so the estimate counts cases in all."""
+    all, so the estimate counts cases in all. With clusters, the interval's units are
+    clusters: the clusters needed times the mean cases per cluster."""
     have = interval.cases if total is None else total
-    floor = math.ceil(scale * MIN_CASES)
+    per_unit = interval.cases / interval.units if interval.units else 1.0
+    floor = math.ceil(scale * MIN_CASES * per_unit)
+    more = have + (1 if interval.clusters is None else max(1, math.ceil(scale * per_unit)))
     if distance <= TOLERANCE:
         return None
-    if interval.cases < 2:
-        return max(floor, have + 1)
+    if interval.units < 2:
+        return max(floor, more)
     estimate = cases_to_clear(
         interval.delta, interval.sd, distance, level=level, span=interval.span
     )
     if estimate is None:
         return None
-    return max(math.ceil(scale * estimate), floor, have + 1)
+    return max(math.ceil(scale * estimate * per_unit), floor, more)
 
 
 def _interval_check(
@@ -233,27 +250,38 @@ def _interval_check(
         ci_high=interval.ci_high,
         bound=bound,
         cases=interval.cases,
+        clusters=interval.clusters,
         cases_needed=cases_needed,
     )
 
 
 def _figures(interval: Delta) -> str:
-    bounds = interval_text(interval.ci_low, interval.ci_high, interval.cases)
-    return f"{_fmt(interval.delta)} {bounds}"
+    """`+0.300 [+0.120, +0.480]`, and with clusters ` over 12 clusters of 120 cases`."""
+    if interval.clusters is None:
+        return f"{_fmt(interval.delta)} {interval_text(interval.ci_low, interval.ci_high, interval.cases)}"
+    bounds = interval_text(interval.ci_low, interval.ci_high, interval.clusters)
+    bounds = bounds.replace(" case]", " cluster]").replace(" cases]", " clusters]")
+    return (
+        f"{_fmt(interval.delta)} {bounds} over {interval.clusters} cluster"
+        f"{'' if interval.clusters == 1 else 's'} of {interval.cases} cases"
+    )
 
 
 def _undecided(interval: Delta, need: int | None, tier: bool) -> str:
     """Why an interval check is INCONCLUSIVE, and how many cases would likely settle it."""
     in_all = " in all" if tier else ""
-    few = interval.cases < MIN_CASES
+    few = interval.units < MIN_CASES
+    unit = "case" if interval.clusters is None else "cluster"
     if need:
         hint = f"about {need} cases{in_all} would likely resolve it"
+        if interval.clusters is not None and interval.cases:
+            hint += f" (about {math.ceil(need * interval.units / interval.cases)} clusters)"
     else:
         hint = "more cases are unlikely to resolve it at this mean"
     if few:
         where = " in the tier" if tier else ""
-        plural = "" if interval.cases == 1 else "s"
-        few_text = f"{interval.cases} case{plural}{where} cannot pass (it takes {MIN_CASES})"
+        plural = "" if interval.units == 1 else "s"
+        few_text = f"{interval.units} {unit}{plural}{where} cannot pass (it takes {MIN_CASES})"
         return f"{few_text}; {hint}"
     return hint
 
@@ -281,7 +309,7 @@ def non_inferiority(
         reason = f"{metric}{where}: mean delta {figures} is below {limit}"
         return _interval_check(name, "fail", reason, interval, metric, bound, scope)
     cleared = interval.ci_low >= bound - TOLERANCE
-    if cleared and interval.cases >= MIN_CASES:
+    if cleared and interval.units >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
@@ -289,8 +317,9 @@ def non_inferiority(
     need = cases_for(interval, distance, level, scale, total)
     have = (
         f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
+        f"{clusters_text(interval.clusters)}"
         if tier
-        else f"have {interval.cases}"
+        else f"have {interval.cases}{clusters_text(interval.clusters)}"
     )
     verb = (
         "is undecided against"
@@ -313,7 +342,7 @@ def superiority(interval: Delta, level: float) -> Check:
         reason = f"{WEIGHTED}: {figures} is not above 0"
         return _interval_check(name, "fail", reason, interval, WEIGHTED, 0.0)
     cleared = interval.ci_low > TOLERANCE
-    if cleared and interval.cases >= MIN_CASES:
+    if cleared and interval.units >= MIN_CASES:
         reason = f"{WEIGHTED}: {figures} is above 0"
         return _interval_check(name, "pass", reason, interval, WEIGHTED, 0.0)
     need = cases_for(interval, interval.delta, level)
@@ -321,7 +350,7 @@ def superiority(interval: Delta, level: float) -> Check:
         "is undecided" if math.isnan(interval.ci_low) else "is above 0" if cleared else "includes 0"
     )
     hint = _undecided(interval, need, False)
-    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
+    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases}{clusters_text(interval.clusters)})"
     return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
 
 
@@ -394,6 +423,7 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         sd=interval.sd,
         cases=interval.cases,
         span=interval.span,
+        clusters=interval.clusters,
     )
 
 
@@ -428,7 +458,10 @@ def stats_checks(
             continue
         columns = [paired.metrics.index(m) for m in guarded]
         subset = paired.deltas[np.ix_(rows, columns)]
-        tier_intervals = intervals(subset, guarded, level=level, spans=paired.spans[columns])
+        units = None if paired.units is None else [paired.units[i] for i in rows]
+        tier_intervals = intervals(
+            subset, guarded, level=level, spans=paired.spans[columns], units=units
+        )
         margin = config.risk_margins.get(tier)  # type: ignore[call-overload]
         if margin is None:
             continue
@@ -470,6 +503,7 @@ def decide(
         result.checks.append(blocker_check(rows.get(candidate, []), others=others))
     if paired is not None and BASELINE in summaries and candidate in summaries:
         result.cases = len(paired.case_ids)
+        result.clusters = paired.clusters
         result.compared = True
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config, lower))
