@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -38,6 +39,10 @@ class Delta:
     cases: int
     span: float
     """The widest a delta of this column can be (`delta_spans`)."""
+    lowest: float = math.nan
+    """The lowest per-case delta (a margin of 0 passes when no case is worse: `gate`)."""
+    highest: float = math.nan
+    """The highest per-case delta."""
 
 
 @dataclass(slots=True)
@@ -48,8 +53,8 @@ class Paired:
     metrics: list[str]
     deltas: FloatArray
     spans: FloatArray
-    """Per column, the widest a delta can be (`delta_spans`): it bounds the interval of a
-    column whose cases all share one delta."""
+    """Per column, the widest a delta can be (`delta_spans`): the range the interval of the
+    column's mean rests on (`verdict.interval`)."""
     intervals: dict[str, Delta] = field(default_factory=dict)
 
     def column(self, metric: str) -> FloatArray:
@@ -73,14 +78,17 @@ def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
 def delta_spans(rubric: Rubric, *tables: FloatArray) -> FloatArray:
     """Per column of `tables` (cases × columns of values, NaN = absent), the widest its
     delta can be: 1 when every value lies in [0, 1] (a share: a deterministic scorer's
-    metric), else the width of [min(low, 0), max(high, 1)] (the rubric's scale, which holds
-    the shares too)."""
+    metric), high − low when every value lies on the rubric's scale [low, high] (a judge's
+    score), else the width of [min(low, 0), max(high, 1)] (the scale widened to hold the
+    shares too: a weighted score mixing both)."""
     low, high = rubric.bounds
     wide = max(high, 1.0) - min(low, 0.0)
     values = np.vstack(tables) if tables else np.empty((0, 0))
     with np.errstate(invalid="ignore"):
-        share = np.all(np.isnan(values) | ((values >= 0.0) & (values <= 1.0)), axis=0)
-    spans: FloatArray = np.where(share, 1.0, wide)
+        absent = np.isnan(values)
+        share = np.all(absent | ((values >= 0.0) & (values <= 1.0)), axis=0)
+        scaled = np.all(absent | ((values >= low) & (values <= high)), axis=0)
+    spans: FloatArray = np.where(share, 1.0, np.where(scaled, high - low, wide))
     return spans
 
 
@@ -194,6 +202,10 @@ def intervals(
     if not len(deltas):
         return {}
     result = paired_intervals(deltas, level=level, span=spans)
+    with warnings.catch_warnings():  # an all-NaN column is left out below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lowest = np.nanmin(deltas, axis=0)
+        highest = np.nanmax(deltas, axis=0)
     return {
         name: Delta(
             metric=name,
@@ -203,6 +215,8 @@ def intervals(
             sd=float(result.sd[i]),
             cases=int(result.n[i]),
             span=float(spans[i]),
+            lowest=float(lowest[i]),
+            highest=float(highest[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

@@ -253,7 +253,11 @@ def non_inferiority(
     total: int | None = None,
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
-    and the interval rests on at least `MIN_CASES` cases.
+    and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse":
+    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline (a
+    candidate equal on every case, or better on some and equal on the rest), which no
+    interval can show; the reason states the share of worse cases that n cases without one
+    cannot rule out (`unseen_share`).
 
     Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
     the cases in all: an undecided check says how many cases in all would likely settle it."""
@@ -268,6 +272,14 @@ def non_inferiority(
     cleared = interval.ci_low >= bound - TOLERANCE
     if cleared and interval.cases >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
+        return _interval_check(name, "pass", reason, interval, metric, bound, scope)
+    if margin <= TOLERANCE and interval.lowest >= -TOLERANCE and interval.cases >= MIN_CASES:
+        share = unseen_share(interval.cases, level)
+        reason = (
+            f"{metric}{where}: no case is worse than baseline (0 of {interval.cases}; mean"
+            f" delta {figures}): a margin of 0 asks no worse, and a share of worse cases above"
+            f" {share:.1%} would show in {interval.cases} cases at this level"
+        )
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
     distance = interval.delta - bound
@@ -287,6 +299,13 @@ def non_inferiority(
     reason = f"{metric}{where}: {figures} {verb} {limit}; {_undecided(interval, need, tier)}"
     reason += f" ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
+
+
+def unseen_share(cases: int, level: float) -> float:
+    """The largest share of cases with some property that `cases` independent cases without
+    one do not rule out at this level (one-sided, (1 − level)/2): 1 − ((1 − level)/2)^(1/n),
+    the exact Clopper–Pearson bound for 0 of n."""
+    return 1.0 - ((1.0 - level) / 2) ** (1.0 / cases)
 
 
 def superiority(interval: Delta, level: float) -> Check:
@@ -379,6 +398,8 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         sd=interval.sd,
         cases=interval.cases,
         span=interval.span,
+        lowest=-interval.highest,
+        highest=-interval.lowest,
     )
 
 

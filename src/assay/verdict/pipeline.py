@@ -289,8 +289,6 @@ def evaluate(
                 decide=config.corpus_decide,
                 level=config.gate.level,
                 scale=config.scale,
-                interim=inputs.sequential is not None
-                and inputs.sequential.look < inputs.sequential.looks,
             ),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),

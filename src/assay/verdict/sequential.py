@@ -300,8 +300,9 @@ def settled(checks: Sequence[Check]) -> bool:
 
     A PASS of blockers and per-case thresholds alone (one condition and no corpus bound) has
     no error rate to spend: the cases not looked at could still fail it, so it is not settled.
-    Nor is a corpus bound decided on its estimate (`decide = "estimate"`) whose interval at the
-    look's level still reaches past it: the mean of every case could still fall the other side."""
+    Nor is a check passed without its interval at the look's level clearing its bound (a
+    corpus bound decided on its estimate, `decide = "estimate"`; a margin of 0 passed because
+    no case looked at is worse): the cases not looked at could still undo it."""
     statuses = {c.status for c in checks}
     if statuses and statuses <= {"pass", "skipped"} and "pass" in statuses:
         bounded = [c for c in checks if c.status == "pass" and _interval(c)]
@@ -314,10 +315,10 @@ def _interval(check: Check) -> bool:
 
 
 def _cleared(check: Check) -> bool:
-    """A passing interval check decided on its interval, or one decided on its estimate
-    whose interval clears its bound as the interval rule would ask."""
-    if check.decide != "estimate":
-        return True
+    """A passing interval check whose interval clears its bound: not one decided on its
+    estimate (a corpus bound's `decide = "estimate"`), nor a margin of 0 passed because no
+    case looked at is worse (`gate.non_inferiority`), while its interval still reaches past
+    the bound: the cases not looked at could still undo either."""
     low, high, bound = check.ci_low, check.ci_high, check.bound
     assert low is not None and high is not None and bound is not None
     if check.name.endswith(":max"):
