@@ -143,7 +143,7 @@ def _stop(
     level = look_level(suite.gate.level, fractions)
     return Sequential(
         method=METHOD.name,
-        guarantee=METHOD.guarantee(suite.gate.level),
+        guarantee=METHOD.guarantee(suite.gate.level, _planned(fractions, looks)),
         look=look,
         looks=looks,
         cases=len(looked),
@@ -155,6 +155,15 @@ def _stop(
         usd_not_spent=round(spent / made * not_made, 6) if spent and made else None,
         case_ids=[c.id for c in looked],
     )
+
+
+def _planned(fractions: Sequence[float], looks: int) -> list[float]:
+    """Every planned look's information fraction, from the looks made so far and their count
+    (looks of one size: the last look takes what is left)."""
+    if len(fractions) >= looks or not fractions:
+        return list(fractions)
+    step = fractions[0]
+    return [min(step * k, 1.0) for k in range(1, looks)] + [1.0]
 
 
 def combined(results: Sequence[RunResult]) -> RunResult:
