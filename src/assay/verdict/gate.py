@@ -5,15 +5,17 @@ FAIL if the candidate's mean of a guarded metric (correctness, safety) is more t
 margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the
 candidate's weighted score is strictly above baseline; else PASS.
 
-Statistical gate (`mode="stats"`): per-case paired deltas with t intervals over cases
-(`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its mean delta is below
-−margin and passes when the interval's lower bound is not below −margin (non-inferiority).
+Statistical gate (`mode="stats"`): per-case paired deltas with betting intervals for
+bounded values over cases (`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its
+mean delta is below −margin and passes when the interval's lower bound is not below −margin
+(non-inferiority); a margin of 0 ("no worse") also passes when no case is worse than
+baseline (`non_inferiority`).
 The weighted score FAILs if its mean delta is ≤ 0 and passes when the lower bound is above 0.
 Given each case's risk, the guarded margins also apply within each risk tier (low 0.2,
 medium 0.1, high 0.0 by default). No check passes on fewer than `MIN_CASES` (5) cases.
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
-it: n with t(n − 1)·sd/√n = distance of the mean from the bound, from the observed per-case
-spread (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
+it: the least n at which the interval of n cases at the observed mean and per-case spread
+clears the bound (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
 
 Without a baseline (a suite or score rows of one condition) no comparison is made: the gated
 condition passes or fails on its blockers and the `failures` alone.
