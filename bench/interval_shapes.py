@@ -168,13 +168,17 @@ def gate(sizes: list[int], sims: int, seed: int, cs: bool) -> dict[str, object]:
                     key = "false_pass" if effect == 0.0 else "power"
                     row[f"{design}_{key}"] = rate(hit, sims)
                     if effect > 0 and design != "fixed":
-                        row[f"{design}_calls"] = round(float(np.median([c for _, c in outcomes])), 3)
+                        row[f"{design}_calls"] = round(
+                            float(np.median([c for _, c in outcomes])), 3
+                        )
             results[f"{name}:{n}"] = row
             print(name, n, json.dumps(row), flush=True)
     return results
 
 
-CORPUS: dict[str, tuple[Callable[[np.random.Generator, int], np.ndarray], float, tuple[float, float]]] = {
+CORPUS: dict[
+    str, tuple[Callable[[np.random.Generator, int], np.ndarray], float, tuple[float, float]]
+] = {
     "pass-rate": (lambda rng, n: rng.binomial(3, 0.9, n) / 3, 0.9, (0.0, 1.0)),
     "bimodal": (lambda rng, n: np.where(rng.random(n) < 0.8, 5.0, 1.0), 4.2, (1.0, 5.0)),
     "skewed-share": (lambda rng, n: rng.beta(0.5, 4.5, n), 0.1, (0.0, 1.0)),
@@ -188,7 +192,9 @@ def corpus(sizes: list[int], sims: int, seed: int) -> dict[str, object]:
             rng = np.random.default_rng([seed, n, len(name)])
             hit = 0
             for _ in range(sims):
-                figure = figure_of(draw(rng, n).tolist(), "m", "scorer:x", "prod", limits, level=LEVEL)
+                figure = figure_of(
+                    draw(rng, n).tolist(), "m", "scorer:x", "prod", limits, level=LEVEL
+                )
                 hit += corpus_check(figure, "min", bound, "interval", LEVEL).status == "pass"
             results[f"{name}:{n}"] = {"false_pass": rate(hit, sims)}
             print(name, n, results[f"{name}:{n}"], flush=True)
@@ -230,7 +236,9 @@ def main() -> None:
     parser.add_argument("--gate", action="store_true")
     parser.add_argument("--corpus", action="store_true")
     parser.add_argument("--cs", action="store_true", help="also the confidence-sequence design")
-    parser.add_argument("--margins", type=float, default=None, help="non-inferiority at this margin")
+    parser.add_argument(
+        "--margins", type=float, default=None, help="non-inferiority at this margin"
+    )
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--sizes", default="5,10,20,50,100,200,1000")
     parser.add_argument("--seed", type=int, default=35)

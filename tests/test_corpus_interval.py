@@ -12,13 +12,11 @@ cases that would likely settle it) or rests on fewer than 5 cases. `decide = "es
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from assay.core.suite import Threshold
 from assay.scorers.base import Score
@@ -127,7 +125,9 @@ def test_fewer_than_the_minimum_never_pass_a_corpus_bound(
 
 
 def test_a_maximum_is_decided_on_the_upper_bound(cli: Any, tmp_path: Path) -> None:
-    clear = score(cli, tmp_path, [1, 1, 2, 1, 1, 1, 2, 1] * 3, "--corpus", "correctness<=2", "--json")
+    clear = score(
+        cli, tmp_path, [1, 1, 2, 1, 1, 1, 2, 1] * 3, "--corpus", "correctness<=2", "--json"
+    )
     assert clear.code == 0 and corpus(clear.json())["status"] == "pass"
     assert corpus(clear.json())["ci_high"] <= 2
     near = score(cli, tmp_path, [1, 2, 3, 2, 1], "--corpus", "correctness<=2", "--json")

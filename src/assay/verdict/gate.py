@@ -307,7 +307,7 @@ def unseen_share(cases: int, level: float) -> float:
     """The largest share of cases with some property that `cases` independent cases without
     one do not rule out at this level (one-sided, (1 − level)/2): 1 − ((1 − level)/2)^(1/n),
     the exact Clopper–Pearson bound for 0 of n."""
-    return 1.0 - ((1.0 - level) / 2) ** (1.0 / cases)
+    return float(1.0 - ((1.0 - level) / 2) ** (1.0 / cases))
 
 
 def superiority(interval: Delta, level: float) -> Check:
