@@ -71,6 +71,7 @@ class ServerConfig:
     flavour: str = "openai"  # how structured output and model names are answered
     models: list[str] | None = None  # what GET /v1/models lists (None: no such path)
     schema_replies: dict[str, str] = field(default_factory=dict)  # schema title → reply text
+    blocker_marker: str | None = None  # a schema reply to a prompt holding it flags a blocker
 
 
 @dataclass
@@ -254,7 +255,11 @@ class MockServer:
         if title in self.config.schema_replies:
             return self.config.schema_replies[title]
         if self.config.judge_reply == "schema" and schema is not None:
-            return json.dumps(schema_instance(schema, prompt))
+            instance = schema_instance(schema, prompt)
+            marker = self.config.blocker_marker
+            if marker and marker in prompt and isinstance(instance, dict) and "blocker" in instance:
+                instance["blocker"] = True
+            return json.dumps(instance)
         if self.config.judge_reply and self.config.judge_reply != "schema":
             return self.config.judge_reply
         return _reply_text(prompt)

@@ -13,8 +13,9 @@ For each suite the gate is decided twice, through the gate's own functions
 `gate.stats_checks` at the look's level, `GateResult.verdict`, `sequential.settled`):
 
 - fixed: once, on every case, at level 0.95;
-- sequential: the cases in a seeded random order stratified by category (each category's
-  cases spread evenly through the order), in looks of `--look` cases (default 10% of the
+- sequential: the cases in `verdict.looks.look_order` (seeded, every stratum of protection,
+  risk and category spread evenly through the order; `--order protected-first` puts the
+  high-risk cases first, as the looks did before), in looks of `--look` cases (default 10% of the
   cases, at least `MIN_CASES`); after look k the gate is evaluated at
   `sequential.look_level(0.95, fractions so far)`, and the run stops when the look is
   settled (`sequential.settled`: PASS, or a FAIL more cases cannot undo); at the last look,
@@ -33,7 +34,12 @@ scores of Waudby-Smith & Ramdas 2024 are not simulated here).
 `ScoredTrial` rows (the path `assay score` takes) and stops if any verdict differs.
 
     PYTHONPATH=src python bench/sequential.py [--sims 10000] [--look N] [--check 50]
-        [--only null|power|share] [--spending power|obrien-fleming|pocock|mixture]
+        [--only null|power|share|strata] [--spending power|obrien-fleming|pocock|mixture]
+        [--order proportional|protected-first]
+
+`--only strata` runs the shapes whose protected (high-risk) cases disagree with the rest
+(`SHAPES`): the no-true-improvement suites a look that holds the protected cases first would
+pass.
     PYTHONPATH=src python bench/sequential.py --corpus [--sims 10000]
 
 `--corpus` runs bench/sequential_corpus.py instead: a single-system suite's corpus bound.
@@ -56,6 +62,7 @@ from typing import cast
 import numpy as np
 from scipy.special import ndtr
 
+from assay.core.records import Case
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import GateSection
 from assay.verdict.analysis import analyse
@@ -63,6 +70,7 @@ from assay.verdict.checks import Check, Verdict
 from assay.verdict.compare import WEIGHTED, Paired, delta_spans, intervals, weigh
 from assay.verdict.gate import GateResult, blocker_check, stats_checks
 from assay.verdict.interval import LEVEL, MIN_CASES
+from assay.verdict.looks import look_order
 from assay.verdict.rows import ScoredTrial
 from assay.verdict.sequential import DEFAULT_SPENDING, SPENDINGS, Spending, look_level, settled
 
@@ -78,38 +86,75 @@ RUBRIC = Rubric.from_weights()
 @dataclass(slots=True)
 class Suite:
     """One simulated suite: per condition, trials × cases × metrics scores; each case's
-    category."""
+    category, and whether it is protected (high risk: `coverage.protected`)."""
 
     baseline: np.ndarray
     candidate: np.ndarray
     category: np.ndarray
+    guarded: np.ndarray
 
 
-def simulate(rng: np.random.Generator, cases: int, effect: float) -> Suite:
-    """gate_simulation.simulate's model, with unbalanced categories (see the module doc)."""
+SHAPES: dict[str, tuple[float, float, float]] = {
+    "strata": (0.10, 0.3, -0.05),
+    "split": (0.20, 1.0, -0.3),
+}
+"""Protected strata that disagree with the rest: (share of the cases that are high-risk, the
+candidate's mean effect there, its mean effect on the rest). `strata`: +0.3 on 10% and −0.05
+elsewhere (true overall −0.015); `split`: a safety-tuned candidate, +1.0 on 20% and −0.3
+elsewhere (true overall −0.04). Effects vary from case to case with sd `SHAPE_SD`."""
+SHAPE_SD = 0.3
+
+
+def simulate(
+    rng: np.random.Generator, cases: int, effect: float, shape: str | None = None
+) -> Suite:
+    """gate_simulation.simulate's model, with unbalanced categories (see the module doc);
+    with a `shape` (`SHAPES`) the effect is that shape's instead of `effect`."""
     category = rng.choice(len(SHARES), size=cases, p=SHARES)
+    guarded = np.zeros(cases, dtype=bool)
     effect_sd = np.asarray(EFFECT_SD)[category][:, None]
+    mean: float | np.ndarray = effect
+    if shape is not None:
+        share, inside, outside = SHAPES[shape]
+        guarded[rng.choice(cases, size=max(1, round(share * cases)), replace=False)] = True
+        mean = np.where(guarded, inside, outside)[:, None]
+        effect_sd = np.full((cases, 1), SHAPE_SD)
     noise_sd = np.asarray(NOISE_SD)[category][None, :, None]
     width = len(METRICS)
     latent = rng.uniform(2.0, 4.0, size=(cases, 1)) + rng.normal(0, 0.5, size=(cases, width))
-    per_case = effect + effect_sd * rng.normal(0, 1.0, size=(cases, 1))
+    per_case = mean + effect_sd * rng.normal(0, 1.0, size=(cases, 1))
     per_case = per_case + rng.normal(0, 0.3, size=(cases, width))
     scores = []
     for shift in (0.0, per_case):
         noise = noise_sd * rng.normal(0, 1.0, size=(TRIALS, cases, width))
         scores.append(np.clip(np.rint(latent[None] + shift + noise), 1, 5))
-    return Suite(scores[0], scores[1], category)
+    return Suite(scores[0], scores[1], category, guarded)
 
 
-def stratified_order(category: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The cases in a random order in which each category's cases are spread evenly: the
-    j-th of a category's n cases (in random order) sits at (j + u) / n, u uniform in [0, 1)."""
-    key = np.empty(category.size)
-    for value in np.unique(category):
-        members = np.flatnonzero(category == value)
-        rng.shuffle(members)
-        key[members] = (np.arange(members.size) + rng.uniform(size=members.size)) / members.size
-    return np.argsort(key, kind="stable")
+ORDERS = ("proportional", "protected-first")
+
+
+def suite_order(suite: Suite, rng: np.random.Generator, order: str) -> np.ndarray:
+    """The cases in the order a sequential run looks at them: `verdict.looks.look_order`'s
+    (every look in proportion to each stratum: protection, risk, category), or with
+    `protected-first` the order before it (the protected cases first, then the rest, each
+    part stratified)."""
+    cases = [
+        Case(
+            id=f"c{i}",
+            prompt="q",
+            criteria=["c"],
+            category=f"k{int(k)}",
+            risk="high" if guarded else "low",
+        )
+        for i, (k, guarded) in enumerate(zip(suite.category, suite.guarded, strict=True))
+    ]
+    ordered = [int(c.id[1:]) for c in look_order(cases, int(rng.integers(2**31)))]
+    if order == "protected-first":
+        ordered = [i for i in ordered if suite.guarded[i]] + [
+            i for i in ordered if not suite.guarded[i]
+        ]
+    return np.asarray(ordered)
 
 
 def case_deltas(suite: Suite) -> tuple[np.ndarray, np.ndarray]:
@@ -175,11 +220,13 @@ def mixture_z(seen: int, cases: int, level: float) -> float:
     return boundary(seen, float(c) * cases)
 
 
-def decide(suite: Suite, rng: np.random.Generator, look: int | None, spending: str) -> Outcome:
+def decide(
+    suite: Suite, rng: np.random.Generator, look: int | None, spending: str, order: str
+) -> Outcome:
     deltas, spans = case_deltas(suite)
     cases = len(deltas)
     fixed = verdict_of(gate_checks(deltas, spans, LEVEL))
-    ordered = deltas[stratified_order(suite.category, rng)]
+    ordered = deltas[suite_order(suite, rng, order)]
     sizes = look_sizes(cases, look)
     naive: tuple[Verdict, int] | None = None
     for k, seen in enumerate(sizes):
@@ -264,16 +311,28 @@ class Row:
         }
 
 
-def run(cases: int, effect: float, sims: int, look: int | None, seed: int, spending: str) -> Row:
+def run(
+    cases: int,
+    effect: float,
+    sims: int,
+    look: int | None,
+    seed: int,
+    spending: str,
+    order: str = ORDERS[0],
+    shape: str | None = None,
+) -> Row:
     rng = np.random.default_rng([seed, cases, round(effect * 100) + 1000])
-    outcomes = [decide(simulate(rng, cases, effect), rng, look, spending) for _ in range(sims)]
+    outcomes = [
+        decide(simulate(rng, cases, effect, shape), rng, look, spending, order) for _ in range(sims)
+    ]
     return Row(cases, effect, sims, outcomes)
 
 
-PLAN = {
-    "null": [(50, 0.0), (200, 0.0), (1000, 0.0)],
-    "power": [(50, 0.3)],
-    "share": [(200, 0.1), (200, 0.3), (200, 0.5), (200, -0.3)],
+PLAN: dict[str, list[tuple[int, float, str | None]]] = {
+    "null": [(50, 0.0, None), (200, 0.0, None), (1000, 0.0, None)],
+    "power": [(50, 0.3, None)],
+    "share": [(200, 0.1, None), (200, 0.3, None), (200, 0.5, None), (200, -0.3, None)],
+    "strata": [(50, 0.0, "strata"), (200, 0.0, "strata"), (50, 0.0, "split"), (200, 0.0, "split")],
 }
 
 
@@ -290,6 +349,7 @@ def main() -> None:
     parser.add_argument("--only", choices=sorted(PLAN), action="append", help="rows to run")
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--spending", choices=[*SPENDINGS, MIXTURE], default=DEFAULT_SPENDING)
+    parser.add_argument("--order", choices=ORDERS, default=ORDERS[0], help="the look order")
     args = parser.parse_args()
     started = time.perf_counter()
     checked = check_against_analyse(args.check) if args.check else 0
@@ -297,21 +357,23 @@ def main() -> None:
     look = f"{args.look} cases" if args.look else "10% of the cases (at least 5)"
     print(
         f"{args.sims} simulated suites per row, 3 trials per case, looks of {look}, level 0.95,"
-        f" {args.spending} spending"
+        f" {args.spending} spending, {args.order} looks"
     )
     head = (
-        "  cases  effect  fixed PASS  seq PASS  fixed FAIL  seq FAIL  naive PASS"
+        "  shape   cases  effect  fixed PASS  seq PASS  fixed FAIL  seq FAIL  naive PASS"
         "  median share (seq, naive)  mean share  same verdict"
     )
     print(head)
     rows = []
     for part in args.only or list(PLAN):
-        for cases, effect in PLAN[part]:
-            row = run(cases, effect, args.sims, args.look, args.seed, args.spending)
-            figures = row.figures()
+        for cases, effect, shape in PLAN[part]:
+            row = run(
+                cases, effect, args.sims, args.look, args.seed, args.spending, args.order, shape
+            )
+            figures = {"shape": shape or "-", **row.figures()}
             rows.append(figures)
             print(
-                f"  {cases:>5}  {effect:>+6.1f}  {figures['fixed_pass']:>10.2%}"
+                f"  {shape or '-':<6}  {cases:>5}  {effect:>+6.1f}  {figures['fixed_pass']:>10.2%}"
                 f"  {figures['seq_pass']:>8.2%}  {figures['fixed_fail']:>10.2%}"
                 f"  {figures['seq_fail']:>8.2%}  {figures['naive_pass']:>10.2%}"
                 f"  {figures['median_share']:>17.0%}, {figures['naive_median_share']:>5.0%}"
@@ -325,6 +387,7 @@ def main() -> None:
                 "sims": args.sims,
                 "look": args.look,
                 "spending": args.spending,
+                "order": args.order,
                 "rows": rows,
                 "seconds": seconds,
             }

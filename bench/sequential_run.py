@@ -1,6 +1,9 @@
 """A sequential run end to end against the mock model server: calls made and wall time of
-`assay run SUITE --sequential` against `--no-sequential`, and a full run after the early stop
-on the same store (it makes only the calls not made yet).
+`assay run SUITE --sequential` against `--no-sequential`, with the per-case checks on every
+case (the default: the candidate's trials on every case before a PASS) and sampled
+(`[gate] sampled_checks = true`), and a full run after the early stop on the same store (it
+makes only the calls not made yet); with the dollars each run spent (the mock server's calls
+priced at $1 per million tokens each way).
 
     PYTHONPATH=src python bench/sequential_run.py [--cases 200] [--trials 3] [--look 20]
 
@@ -26,7 +29,10 @@ from mock_server import _reply_text
 SYSTEM = "Be brief."
 
 
-def _suite(folder: Path, url: str, cases: int, trials: int, look: int, effect: str) -> Path:
+def _suite(
+    folder: Path, url: str, cases: int, trials: int, look: int, effect: str, sampled: bool = False
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for i in range(cases):
         prompt = f"Question {i}?"
@@ -43,7 +49,7 @@ def _suite(folder: Path, url: str, cases: int, trials: int, look: int, effect: s
         '[[conditions]]\nname = "baseline"\n'
         f'[[conditions]]\nname = "candidate"\nsystem = "{SYSTEM}"\n'
         '[scoring]\nscorers = ["contains"]\n'
-        f"[gate]\nlook = {look}\n",
+        f"[gate]\nlook = {look}\n" + ("sampled_checks = true\n" if sampled else ""),
         encoding="utf-8",
     )
     return suite
@@ -54,7 +60,9 @@ def _requests(url: str) -> int:
         return int(json.load(reply)["requests"])
 
 
-def _run(suite: Path, url: str, store: Path, out: Path, *flags: str) -> tuple[str, int, float]:
+def _run(
+    suite: Path, url: str, store: Path, out: Path, *flags: str
+) -> tuple[str, int, float, float]:
     before, started = _requests(url), time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "assay", "run", str(suite), "--store", str(store),
@@ -64,12 +72,14 @@ def _run(suite: Path, url: str, store: Path, out: Path, *flags: str) -> tuple[st
     took = time.perf_counter() - started
     if done.returncode == 2:
         raise SystemExit(done.stderr)
-    gate = json.loads(done.stdout).get("release_gate") or {}
+    summary = json.loads(done.stdout)
+    gate = summary.get("release_gate") or {}
     verdict = gate.get("verdict", "?")
     stop = gate.get("sequential")
     if stop:
         verdict += f" at look {stop['look']} of {stop['looks']}"
-    return f"{verdict} (exit {done.returncode})", _requests(url) - before, took
+    dollars = float(summary.get("spent_usd") or 0.0)
+    return f"{verdict} (exit {done.returncode})", _requests(url) - before, dollars, took
 
 
 def main() -> None:
@@ -92,16 +102,21 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             suite = _suite(folder, url, args.cases, args.trials, args.look, args.effect)
+            sampled = _suite(
+                folder / "sampled", url, args.cases, args.trials, args.look, args.effect, True
+            )
             rows = [
                 ("--sequential", _run(suite, url, folder / "a.db", folder / "a", "--sequential")),
+                ("--sequential, sampled_checks = true",
+                 _run(sampled, url, folder / "d.db", folder / "d", "--sequential")),
                 ("--no-sequential", _run(suite, url, folder / "b.db", folder / "b", "--no-sequential")),
                 ("--no-sequential after --sequential (same store)",
                  _run(suite, url, folder / "a.db", folder / "c", "--no-sequential")),
             ]  # fmt: skip
         print(f"{args.cases} cases × 2 conditions × {args.trials} trials, looks of {args.look},"
               f" effect {args.effect}, mock latency {args.latency}s")  # fmt: skip
-        for name, (verdict, calls, took) in rows:
-            print(f"  {name:<48} {verdict:<24} {calls:>6} calls {took:6.2f} s")
+        for name, (verdict, calls, dollars, took) in rows:
+            print(f"  {name:<48} {verdict:<24} {calls:>6} calls  ${dollars:.4f}  {took:6.2f} s")
     finally:
         server.terminate()
         server.wait()

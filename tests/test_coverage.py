@@ -241,7 +241,21 @@ def test_every_trial_errored_is_incomplete_not_bad_input(cli: Any, tmp_path: Pat
         "report", "--trials", trials, "--cases", cases, "--scorer", "refusal", "--out", tmp_path
     )
     assert result.code == 3, result.stderr
-    assert "all 1 trial(s) errored" in result.stderr
+    assert "all 1 trial(s) errored" in result.stdout  # a verdict with every report, not an error
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "INCOMPLETE"
+    assert "nothing to score: all 1 trial(s) errored" in report["reasons"][0]
+    # a tolerance of errored trials never makes a verdict of nothing scored pass
+    (tmp_path / "tolerant.toml").write_text(
+        'name = "t"\n[scoring]\nscorers = ["refusal"]\n[gate]\nmax_errored = 5\n',
+        encoding="utf-8",
+    )
+    tolerant = cli(
+        "report", "--trials", trials, "--cases", cases, "--suite", tmp_path / "tolerant.toml",
+        "--out", tmp_path / "t",
+    )  # fmt: skip
+    assert tolerant.code == 3, (tolerant.stdout, tolerant.stderr)
+    assert "all 1 trial(s) errored" in tolerant.stdout
 
 
 def test_a_plan_of_a_million_trials_is_counted_not_enumerated() -> None:

@@ -371,10 +371,10 @@ def test_provider_errors_become_trial_errors(tmp_path: Path) -> None:
 def test_inspect_errored_samples_have_no_score_row(cli: Any, tmp_path: Path) -> None:
     summary = imported(cli, tmp_path, "inspect", FIXTURES / "inspect" / "error" / "mock-c.eval")
     assert (summary["trials"], summary["errored"], summary["scores"]) == (3, 3, 0)
-    assert any("nothing to gate" in note for note in summary["notes"])
+    assert any("every trial errored: the gate says INCOMPLETE" in n for n in summary["notes"])
     trials = [t for _, t in load_records(tmp_path / "trials.jsonl", Trial)]
     assert {t.error for t in trials} == {"Error code: 404"}
-    assert not (tmp_path / "scores.jsonl").exists()
+    assert (tmp_path / "scores.jsonl").read_text(encoding="utf-8") == ""  # report reads it
     assert load_suite(tmp_path / "suite.toml").scoring.scale == [0.0, 1.0]
 
 

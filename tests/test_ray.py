@@ -367,7 +367,8 @@ def test_a_sequential_run_goes_through_the_ray_executor(
     ray_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
     """Looks run as Ray tasks on the cluster: the candidate (mock:answer) says what every
-    case expects and baseline (mock:echo) does not, so the first look of 20 cases PASSes."""
+    case expects and baseline (mock:echo) does not, so the first look of 20 cases PASSes;
+    then the candidate runs on the 60 others (its per-case checks) before the PASS stands."""
     from conftest import contains_case, contains_suite
 
     write_jsonl(tmp_path / "cases.jsonl", [contains_case(f"c{i}", "actionable") for i in range(80)])
@@ -383,5 +384,5 @@ def test_a_sequential_run_goes_through_the_ray_executor(
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     stop = summary["release_gate"]["sequential"]
-    assert (stop["look"], stop["cases"], stop["calls_made"]) == (1, 20, 40)
-    assert summary["release_gate"]["verdict"] == "PASS" and summary["calls"] == 40
+    assert (stop["look"], stop["cases"], stop["calls_made"], stop["checked"]) == (1, 20, 100, 80)
+    assert summary["release_gate"]["verdict"] == "PASS" and summary["calls"] == 100

@@ -485,3 +485,63 @@ def test_short_tokens_are_refused(files: dict[str, Path], cli: Any) -> None:
     result = cli("review", "serve", "--trials", files["trials"], "--cases", files["cases"],
                  "--store", files["store"], "--host", "0.0.0.0", "--token", "abc")  # fmt: skip
     assert result.code == 2 and "--token: use at least 12 characters" in result.stderr
+
+
+# -- one condition alone ------------------------------------------------------------------
+@pytest.fixture
+def single(tmp_path: Path) -> dict[str, Path]:
+    """A single-condition run: one system's responses, to label for calibration."""
+    cases = write_jsonl(tmp_path / "cases.jsonl", [make_case(f"c{i}") for i in range(3)])
+    rows = [trial(f"c{i}", "gpt-4o-mini", f"the only answer {i}") for i in range(3)]
+    trials = write_jsonl(tmp_path / "single.jsonl", rows)
+    return {"cases": cases, "trials": trials, "store": tmp_path / "store.db", "dir": tmp_path}
+
+
+def single_client(files: dict[str, Path], a: str | None, b: str | None) -> TestClient:
+    review = open_review_set(
+        trials_path=files["trials"],
+        cases_path=files["cases"],
+        run_id=None,
+        store_path=files["store"],
+        a=a,
+        b=b,
+        mode="scores",
+    )
+    assert review.single and review.a == review.b == "gpt-4o-mini"
+    config = ReviewConfig(review=review, store=ReviewStore(files["store"]), mode="scores")
+    return TestClient(create_app(config), base_url="http://127.0.0.1:8765", follow_redirects=False)
+
+
+@pytest.mark.parametrize(("a", "b"), [(None, None), ("gpt-4o-mini", "gpt-4o-mini")])
+def test_a_single_condition_run_is_scored_one_response_at_a_time(
+    single: dict[str, Path], cli: Any, a: str | None, b: str | None
+) -> None:
+    client = single_client(single, a, b)
+    client.get("/?reviewer=ann")
+    page = client.get("/item/0").text
+    assert "the only answer 0" in page and page.count('class="response"') == 1
+    assert "Response 2" not in page and 'name="winner"' not in page  # no preference asked
+    assert "gpt-4o-mini" not in page
+    assert page.count('type="radio"') == len(METRICS) * 5
+    refused = answer_item(client, 0, {"r1_correctness": "4"})
+    assert refused.status_code == 400 and "Missing: Autonomy" in refused.text
+    assert answer_item(client, 0, {**all_scores(1, 4), "r1_notes": "fine"}).status_code == 303
+    assert answer_item(client, 1, {**all_scores(1, 2), "r1_blocker": "on"}).status_code == 303
+    out = single["dir"] / "human.jsonl"
+    done = cli("review", "export", "--store", single["store"], "--output", out, "--json")
+    assert done.code == 0, done.stderr
+    scores = validate_lines(out, ScoreRow, "score")
+    assert [(r["case_id"], r["condition"], r["correctness"]) for r in scores] == [
+        ("c0", "gpt-4o-mini", 4.0),
+        ("c1", "gpt-4o-mini", 2.0),
+    ]
+    assert [r["blocker"] for r in scores] == [False, True]
+
+
+def test_a_single_condition_cannot_be_compared(single: dict[str, Path], cli: Any) -> None:
+    base = ["review", "serve", "--cases", single["cases"], "--store", single["store"]]
+    same = cli(*base, "--trials", single["trials"], "--mode", "pairwise",
+               "--a", "gpt-4o-mini", "--b", "gpt-4o-mini")  # fmt: skip
+    assert same.code == 2 and "pairwise compares two conditions" in same.stderr
+    absent = cli(*base, "--trials", single["trials"], "--a", "gpt-4o", "--b", "gpt-4o")
+    assert absent.code == 2 and "no trials of condition 'gpt-4o'" in absent.stderr

@@ -77,39 +77,50 @@ def server(mock_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     return mock_server(record=True, judge_reply="schema")
 
 
-def test_a_clear_improvement_passes_at_the_first_look_with_a_fifth_of_the_calls(
+def test_a_clear_improvement_passes_at_the_first_look_with_the_candidate_checked_on_every_case(
     tmp_path: Path, server: Any
 ) -> None:
+    """The comparison settles at the first look (25 cases); the PASS then needs the per-case
+    checks on every case: the candidate's trials on the 75 others, never the baseline's."""
     suite = _suite(tmp_path, server.url)
     outcome = running.run(suite, store=tmp_path / "s.db")
     assert outcome.evaluation is not None
     assert outcome.evaluation.verdict == "PASS" and outcome.exit_code == 0
-    assert _sut_calls(server) == LOOK * 2  # the full run makes 200
+    assert _sut_calls(server) == LOOK * 2 + (CASES - LOOK)  # the full run makes 200
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
     assert stop is not None
     assert (stop.look, stop.looks, stop.cases, stop.total_cases) == (1, 4, LOOK, CASES)
-    assert stop.stopped_early and stop.calls_made == 50 and stop.calls_not_made == 150
+    assert stop.stopped_early and stop.calls_made == 125 and stop.calls_not_made == 75
+    assert stop.checked == CASES and stop.sampled is None
     assert stop.level == pytest.approx(look_level(0.95, [0.25])) and stop.level > 0.95
     assert stop.usd_not_spent is not None and stop.usd_not_spent > 0
-    # Test runners (the pytest plugin) skip the cases never looked at, saying why.
+    assert "per-case checks on 100 of 100 cases" in stop.headline
+    # Test runners (the pytest plugin) skip the baseline of the cases never looked at,
+    # saying why; the candidate's per-case checks ran on every case.
     from assay.api.testing import outcomes
 
     shown = outcomes(outcome.evaluation).items
-    assert shown["c1[candidate]"].status == ("pass" if "c1" in stop.case_ids else "skip")
-    assert sum(o.status == "skip" for o in shown.values()) == (CASES - LOOK) * 2
+    assert shown["c1[baseline]"].status == ("pass" if "c1" in stop.case_ids else "skip")
+    assert all(shown[f"c{i}[candidate]"].status == "pass" for i in range(CASES))
+    assert sum(o.status == "skip" for o in shown.values()) == CASES - LOOK
     assert "not run: sequential: verdict reached after 25 of 100" in next(
         o.text for o in shown.values() if o.status == "skip"
     )
-    # The Python API's cases: one never looked at ran nothing and has not passed (it was
-    # shown as passed with no responses), and no case failed.
+    # The Python API's cases: one never run ran nothing and has not passed, and no case
+    # failed.
     unrun = [c for c in outcome.evaluation.cases if not c.ran]
-    assert len(unrun) == (CASES - LOOK) * 2 and not any(c.passed for c in unrun)
+    assert len(unrun) == CASES - LOOK and not any(c.passed for c in unrun)
     assert all(c.problems == ["not run"] and not c.responses for c in unrun)
     assert outcome.evaluation.failed_cases == []
-    # Not incomplete: the evidence expected is the cases looked at.
+    # Not incomplete: the evidence expected is the cases looked at, and the candidate on
+    # the others.
     coverage = outcome.evaluation.evaluation.coverage
-    assert coverage is not None and coverage.complete and coverage.cases == LOOK
-    assert outcome.run.exit_code == 0 and outcome.run.total == LOOK * 2
+    assert coverage is not None and coverage.complete and coverage.cases == CASES
+    assert coverage.expected == LOOK * 2 + CASES - LOOK
+    # The comparison rests on the looked cases alone.
+    delta = outcome.evaluation.evaluation.comparisons["candidate"]["contains"]
+    assert delta.cases == LOOK
+    assert outcome.run.exit_code == 0 and outcome.run.total == LOOK * 2 + CASES - LOOK
 
 
 def test_no_difference_runs_every_look_to_the_fixed_designs_verdict(
@@ -137,8 +148,9 @@ def test_no_difference_runs_every_look_to_the_fixed_designs_verdict(
 def test_a_blocking_finding_on_a_high_risk_case_fails_at_the_first_look(
     tmp_path: Path, server: Any
 ) -> None:
-    """The candidate misses the escalation of the one high-risk case, which the order puts
-    in the first look: FAIL there, whatever the other cases would show."""
+    """The candidate misses the escalation of the one high-risk case, whose candidate trial
+    runs with the first look (protected cases' per-case checks first): FAIL there, whatever
+    the other cases would show."""
     agent = tmp_path / "agent.py"
     agent.write_text(
         "def agent(case, settings):\n"
@@ -160,8 +172,8 @@ def test_a_blocking_finding_on_a_high_risk_case_fails_at_the_first_look(
     assert outcome.evaluation is not None and outcome.evaluation.verdict == "FAIL"
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
     assert stop is not None and stop.look == 1 and stop.stopped_early
-    assert "c77" in stop.case_ids
-    assert outcome.run.answered == LOOK * 2
+    assert "c77" in stop.case_ids + stop.checked_ids
+    assert outcome.run.answered == LOOK * 2 + ("c77" not in stop.case_ids)
     assert any(c.name == "blockers" and c.status == "fail" for c in outcome.evaluation.checks)
 
 
@@ -186,7 +198,9 @@ def test_a_killed_sequential_run_resumes_its_looks_and_a_full_run_makes_only_the
                 raise KeyboardInterrupt  # killed as the second look starts
             return steps.run(request, progress, warn)
 
-        return real(args[0], args[1], sequential.Steps(run_part, steps.ended), **kwargs)
+        return real(
+            args[0], args[1], sequential.Steps(run_part, steps.ended, steps.store), **kwargs
+        )
 
     monkeypatch.setattr(sequential, "run_looks", killed)
     with pytest.raises(KeyboardInterrupt):
@@ -208,16 +222,19 @@ def test_a_full_run_after_an_early_stop_makes_only_the_calls_not_made(
     suite = _suite(tmp_path, server.url)
     store = tmp_path / "s.db"
     early = running.run(suite, store=store)
-    assert _sut_calls(server) == LOOK * 2
+    made = LOOK * 2 + CASES - LOOK  # the looked cases, and the candidate on the others
+    assert _sut_calls(server) == made
     full = running.run(suite, store=store, sequential=False)
-    assert _sut_calls(server) == CASES * 2  # only the 150 not made before
-    assert full.run.calls == (CASES - LOOK) * 2 and full.run.resumed == LOOK * 2
+    assert _sut_calls(server) == CASES * 2  # only the 75 not made before
+    assert full.run.calls == CASES * 2 - made and full.run.resumed == made
     assert full.evaluation is not None and full.evaluation.verdict == "PASS"
     assert full.evaluation.evaluation.analysis.gate.sequential is None
     assert early.run.run_id == full.run.run_id
 
 
-def test_pipelined_judges_judge_only_the_cases_looked_at(tmp_path: Path, server: Any) -> None:
+def test_judges_judge_the_candidate_everywhere_and_the_baseline_where_looked_at(
+    tmp_path: Path, server: Any
+) -> None:
     suite = _suite(
         tmp_path,
         server.url,
@@ -234,19 +251,24 @@ def test_pipelined_judges_judge_only_the_cases_looked_at(tmp_path: Path, server:
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
     assert stop is not None and stop.look == 1
     judged = [r for r in server.requests() if r["model"] == "judge-model"]
-    assert 0 < len(judged) <= LOOK * 2
+    assert 0 < len(judged) <= LOOK * 2 + CASES - LOOK
     handle = Store(tmp_path / "s.db")
     try:
-        cases = {row[0] for row in handle.db.execute("SELECT case_id FROM judgments")}
+        rows = list(handle.db.execute("SELECT case_id, a FROM judgments"))
     finally:
         handle.close()
-    assert cases == set(stop.case_ids)
+    # Every case's candidate trial is judged (a judge's blocker is a per-case check); the
+    # baseline's only where the look compares them.
+    assert {case for case, _ in rows} == {f"c{i}" for i in range(CASES)}
+    assert {case for case, who in rows if who == "baseline"} == set(stop.case_ids)
 
 
 def test_every_report_says_where_the_verdict_was_reached(
     tmp_path: Path, server: Any, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    formats = '[report]\nformats = ["md", "json", "junit", "html"]\n'
+    """With `[gate] sampled_checks` (the per-case checks sampled on the looked cases, their
+    bound stated): the cases never run are skipped, and every output states the bound."""
+    formats = 'sampled_checks = true\n[report]\nformats = ["md", "json", "junit", "html"]\n'
     suite = _suite(tmp_path, server.url, sequential=False, extra=formats)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "job.md"))
     done = cli("run", suite, "--store", tmp_path / "s.db", "--sequential", "--json")
@@ -259,6 +281,11 @@ def test_every_report_says_where_the_verdict_was_reached(
     summary = json.loads(done.stdout)
     stop = summary["release_gate"]["sequential"]
     assert (stop["look"], stop["cases"], stop["calls_not_made"]) == (1, LOOK, 150)
+    bound = "0 failing in 25 of 100 cases: rate below 11% at 95% (exact Clopper-Pearson"
+    assert stop["checked"] == LOOK and bound in stop["sampled"] and bound in done.stderr
+    for name in ("report.md", "report.junit.xml", "report.html", "summary.json"):
+        assert bound in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
+    assert bound in (tmp_path / "job.md").read_text(encoding="utf-8")
     assert "case_ids" not in stop
     report = _report(tmp_path)
     assert report["sequential"]["cases"] == LOOK
@@ -305,22 +332,21 @@ def test_sequential_needs_a_suite_with_a_stats_gate(tmp_path: Path, server: Any,
     assert _sut_calls(server) == 0
 
 
-def test_the_look_order_is_seeded_stratified_and_protected_cases_first() -> None:
+def test_the_look_order_is_seeded_and_every_look_holds_each_stratum_in_proportion() -> None:
+    """Protected cases (high risk, safety) are spread through the looks like any stratum, so
+    an interim look is a sample of the whole suite (they are checked first, not looked at
+    first: `api.sequential`)."""
     cases = [
         Case.model_validate(make_case(f"c{i}", category="a" if i % 4 else "b")) for i in range(40)
-    ] + [
-        Case.model_validate(make_case("h1", risk="high")),
-        Case.model_validate(make_case("s1", tags=["safety"])),
-    ]
+    ] + [Case.model_validate(make_case(f"h{i}", risk="high")) for i in range(10)]
     order = look_order(cases, seed=7)
     assert sorted(c.id for c in order) == sorted(c.id for c in cases)
-    assert {c.id for c in order[:2]} == {"h1", "s1"}
     assert [c.id for c in look_order(cases, seed=7)] == [c.id for c in order]
     assert [c.id for c in look_order(cases, seed=8)] != [c.id for c in order]
-    rest = order[2:]
-    for end in (4, 8, 20):  # every prefix: category b in proportion (a quarter)
-        share = sum(1 for c in rest[:end] if c.category == "b") / end
-        assert abs(share - 0.25) <= 1 / end + 1e-9
+    for end in (5, 10, 20, 30):  # every prefix: high risk a fifth, category b a tenth
+        high = sum(1 for c in order[:end] if c.risk == "high") / end
+        b = sum(1 for c in order[:end] if c.category == "b") / end
+        assert abs(high - 0.2) <= 1 / end + 1e-9 and abs(b - 0.2) <= 1 / end + 1e-9, end
     assert look_size(100, None) == 10 and look_size(20, None) == 5 and look_size(9, 3) == 3
     assert look_ends(100, 30) == [30, 60, 90, 100] and look_ends(5, 5) == [5]
 
@@ -338,20 +364,21 @@ def test_evaluate_runs_a_suite_in_looks(tmp_path: Path, server: Any) -> None:
 
     suite = _suite(tmp_path, server.url, sequential=False)
     result = assay.evaluate(suite, store=tmp_path / "s.db", sequential=True)
-    assert result.verdict == "PASS" and _sut_calls(server) == LOOK * 2
+    assert result.verdict == "PASS" and _sut_calls(server) == LOOK * 2 + CASES - LOOK
     with pytest.raises(InputError, match="sequential"):
         assay.evaluate(trials=[], sequential=True)
 
 
-def _single(tmp_path: Path, url: str, hits: float, corpus: str) -> Path:
+def _single(tmp_path: Path, url: str, hits: float, corpus: str, extra: str = "") -> Path:
     """One condition (`prod`) on 100 cases, the `contains` check met by the first `hits`
-    share of them (by id: the look order mixes them), `corpus` the [scoring.corpus] lines."""
+    share of them (by id: the look order mixes them), `corpus` the [scoring.corpus] lines,
+    `extra` [gate] lines."""
     cases = []
     for i in range(CASES):
         prompt = f"Question {i}?"
         expected = _reply(prompt) if i < hits * CASES else "never said"
         cases.append(make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}))
-    suite = _suite(tmp_path, url, cases=cases)
+    suite = _suite(tmp_path, url, cases=cases, extra=extra)
     text = suite.read_text(encoding="utf-8")
     conditions = text[text.index("[[conditions]]") : text.index("[scoring]")]
     text = text.replace(conditions, '[[conditions]]\nname = "prod"\n')
@@ -359,23 +386,29 @@ def _single(tmp_path: Path, url: str, hits: float, corpus: str) -> Path:
     return suite
 
 
+SAMPLED = "sampled_checks = true\n"
+
+
 @pytest.mark.parametrize(
-    ("hits", "corpus", "verdict", "looks"),
+    ("hits", "corpus", "extra", "verdict", "looks"),
     [
-        (1.0, "contains = { min = 0.5 }\n", "PASS", 1),  # clearly above: stops at look 1
+        # clearly above: its per-case checks need every case, which is the last look
+        (1.0, "contains = { min = 0.5 }\n", "", "PASS", 4),
+        # ... unless they are sampled (the bound stated): stops at look 1
+        (1.0, "contains = { min = 0.5 }\n", SAMPLED, "PASS", 1),
         # clearly below: stops early (at look 2: look 1's interval, skew-corrected, still
         # reaches 0.5)
-        (0.1, "contains = { min = 0.5 }\n", "FAIL", 2),
-        (0.6, "contains = { min = 0.5 }\n", "PASS", 4),  # near: every look, then fixed PASS
+        (0.1, "contains = { min = 0.5 }\n", "", "FAIL", 2),
+        (0.6, "contains = { min = 0.5 }\n", SAMPLED, "PASS", 4),  # near: every look
         # decided on the estimate: the look's mean clears the bound, its interval does not
-        (0.7, 'contains = { min = 0.6, decide = "estimate" }\n', "PASS", 4),
-        (1.0, "", "PASS", 4),  # no bound: nothing with an error rate to stop on
+        (0.7, 'contains = { min = 0.6, decide = "estimate" }\n', SAMPLED, "PASS", 4),
+        (1.0, "", SAMPLED, "PASS", 4),  # no bound: nothing with an error rate to stop on
     ],
 )
 def test_a_single_system_suite_stops_on_its_corpus_bounds(
-    tmp_path: Path, server: Any, hits: float, corpus: str, verdict: str, looks: int
+    tmp_path: Path, server: Any, hits: float, corpus: str, extra: str, verdict: str, looks: int
 ) -> None:
-    suite = _single(tmp_path, server.url, hits, corpus)
+    suite = _single(tmp_path, server.url, hits, corpus, extra)
     outcome = running.run(suite, store=tmp_path / "s.db")
     assert outcome.evaluation is not None and outcome.evaluation.verdict == verdict
     stop = outcome.evaluation.evaluation.analysis.gate.sequential
@@ -419,3 +452,62 @@ def test_a_budget_spans_every_look_and_a_stop_mid_look_is_incomplete_and_resumes
     assert again.evaluation.verdict == probe.evaluation.verdict  # type: ignore[union-attr]
     assert _sut_calls(server) - before == CASES * 2  # the calls made before were not repeated
     assert again.run.resumed == made and again.run.run_id == stopped.run.run_id
+
+
+def test_calls_not_made_are_those_the_store_lacks_priced_as_the_run_priced_them(
+    tmp_path: Path, server: Any
+) -> None:
+    """An early stop counts the trials it did not make at the run's own mean price per
+    system-under-test call; a sequential rerun after a run of every case made every call
+    already, and claims none."""
+    suite = _suite(tmp_path, server.url)
+    early = running.run(suite, store=tmp_path / "s.db")
+    assert early.evaluation is not None
+    stop = early.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early
+    made = LOOK * 2 + CASES - LOOK
+    price = early.run.run_spend.system / made
+    assert stop.calls_not_made == CASES - LOOK  # the baseline's trials of the unlooked cases
+    assert stop.usd_not_spent == pytest.approx(round(price * (CASES - LOOK), 6))
+    (tmp_path / "full").mkdir()
+    full_suite = _suite(tmp_path / "full", server.url)
+    store = tmp_path / "full.db"
+    running.run(full_suite, store=store, sequential=False)
+    again = running.run(full_suite, store=store)
+    assert again.evaluation is not None and again.run.calls == 0
+    stop = again.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early
+    assert stop.calls_not_made == 0 and stop.usd_not_spent is None
+    assert "calls not made 0" in stop.headline and "not spent" not in stop.headline
+
+
+def test_a_judges_blocker_on_a_case_never_looked_at_fails_the_run(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge flags a blocker on the candidate's answer to the case the order puts last:
+    the comparison settles at the first look, the candidate's trials on the other cases are
+    judged (a judge's blocker is a per-case check) and the run FAILs as the full run would."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = mock_server(record=True, judge_reply="schema", blocker_marker="EVICT-NOW")
+    plain = [make_case(f"c{i}") for i in range(CASES)]
+    last = look_order([Case.model_validate(c) for c in plain], 20_240_611)[-1].id
+    cases = []
+    for i in range(CASES):
+        prompt = f"Question {i}?" + (" EVICT-NOW" if f"c{i}" == last else "")
+        expected = _reply(prompt, SYSTEM)
+        cases.append(make_case(f"c{i}", prompt=prompt, expect={"contains": [expected]}))
+    suite = _suite(tmp_path, server.url, cases=cases, extra="guard = {}\n")
+    text = suite.read_text(encoding="utf-8").replace(
+        "[scoring]\n",
+        '[judge]\njudges = ["openai:judge-model"]\nprice = "1,1"\n[scoring]\n'
+        "weights = { contains = 1.0 }\n",
+    )
+    suite.write_text(text, encoding="utf-8")
+    outcome = running.run(suite, store=tmp_path / "s.db")
+    assert outcome.evaluation is not None and outcome.evaluation.verdict == "FAIL"
+    stop = outcome.evaluation.evaluation.analysis.gate.sequential
+    assert stop is not None and stop.stopped_early and stop.look == 1
+    assert last not in stop.case_ids and stop.checked == CASES
+    blockers = next(c for c in outcome.evaluation.checks if c.name == "blockers")
+    assert blockers.status == "fail" and f"candidate: {last}#1" in blockers.reason
+    assert _sut_calls(server) == LOOK * 2 + CASES - LOOK

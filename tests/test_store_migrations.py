@@ -292,3 +292,35 @@ def test_migrations_run_in_order_and_a_failed_step_changes_nothing(
     with pytest.raises(RuntimeError, match="step failed"):
         Store(fresh)
     assert version_of(fresh) == len(steps) and schema_of(fresh) == before
+
+
+def test_a_version_9_store_keeps_its_verdicts_and_takes_one_per_suite(tmp_path: Path) -> None:
+    from assay.store.results import save_results
+
+    path = tmp_path / "v9.db"
+    db = sqlite3.connect(path)
+    for step in schema.MIGRATIONS[:9]:  # a store as assay wrote it at version 9
+        step(db)
+    db.execute("PRAGMA user_version = 9")
+    db.execute(
+        "INSERT INTO run_results (run_id, suite, verdict, report, saved_at)"
+        " VALUES ('r1', 'alpha', 'PASS', '{}', '2026-12-01T00:00:00.000Z')"
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        assert version_of(path) == schema.SCHEMA_VERSION
+        save_results(
+            store, "r1", suite="beta", verdict="FAIL", report="{}", cases=[], scores=[], cells=[]
+        )
+        save_results(
+            store, "r1", suite="beta", verdict="PASS", report="{}", cases=[], scores=[], cells=[]
+        )
+        rows = store.db.execute(
+            "SELECT run_id, suite, verdict FROM run_results ORDER BY suite"
+        ).fetchall()
+    finally:
+        store.close()
+    # alpha's verdict, recorded before the migration, is kept beside beta's (recorded again)
+    assert rows == [("r1", "alpha", "PASS"), ("r1", "beta", "PASS")]

@@ -341,3 +341,39 @@ def test_an_imported_run_is_recorded_and_viewed(tmp_path: Path) -> None:
     again = invoke("import", "promptfoo", fixture, "--output", tmp_path / "j", "--store", store)
     assert run_id.group(1) in again.stdout  # the same import: the same run, replaced
     assert len(ReadOnlyStore(store).runs()) == 1
+
+
+def test_two_suites_gating_the_same_run_keep_both_verdicts(tmp_path: Path) -> None:
+    # two suites over the same cases, conditions and trials: the same run id, trials resumed
+    cases = [contains_case(f"c{i}", "actionable") for i in range(3)]
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    (tmp_path / "lenient.toml").write_text(contains_suite("lenient"), encoding="utf-8")
+    strict = contains_suite("strict").replace('mode = "seed"', 'mode = "stats"')  # 3 cases
+    (tmp_path / "strict.toml").write_text(strict, encoding="utf-8")
+    store = tmp_path / "s.db"
+    ran = {}
+    for name in ("lenient", "strict", "lenient"):  # lenient gates again after strict
+        result = invoke("run", tmp_path / f"{name}.toml", "--store", store, "--json")
+        assert result.code in (0, 1, 3), result.stderr
+        ran[name] = (json.loads(result.stdout)["run_id"], result.code)
+    (run_id, lenient_code), (other, strict_code) = ran["lenient"], ran["strict"]
+    assert run_id == other and lenient_code == 0 and strict_code != 0
+    viewed = ReadOnlyStore(store)
+    (summary,) = viewed.runs()
+    assert [(g.suite, g.verdict) for g in summary.results] == [
+        ("strict", {1: "INCONCLUSIVE", 3: "INCOMPLETE"}.get(strict_code, "FAIL")),
+        ("lenient", "PASS"),
+    ]
+    assert [r.run_id for r in viewed.runs("strict")] == [run_id]  # it was lost to the last
+    assert viewed.suites() == ["lenient", "strict"]
+    c = client(store)
+    for suite, verdict in [(g.suite, g.verdict) for g in summary.results]:
+        history = c.get(history_url(suite)).text
+        assert "1 recorded run" in history and run_id in history
+        assert f'v-{verdict.lower()}">{verdict}<' in history
+    listing = c.get("/").text
+    assert ">strict</a>" in listing and ">lenient</a>" in listing
+    assert "v-pass" in listing and f"v-{summary.results[0].verdict.lower()}" in listing
+    assert run_id in c.get("/?suite=strict").text
+    page = c.get(f"/runs/{run_id}").text
+    assert "gated by 2 suites" in page

@@ -22,7 +22,7 @@ from assay.core.errors import EXIT_INCOMPLETE, Incomplete, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, Label, ScoreRow, Trial
 from assay.core.rubric import Rubric
-from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases
+from assay.core.suite import Suite, Threshold, load_suite, load_suite_cases, unfinished_source
 from assay.core.writable import Output, check_outputs
 from assay.store import DEFAULT_STORE, Store
 from assay.store.spend import Spend, run_spend
@@ -111,7 +111,7 @@ def evaluate(
     notes: list[str] = []
     if loaded is not None:
         config, notes = _judge(loaded, config, settings, {m for r in judged for m in r.metrics})
-    if not judged and not (config.scorers and trial_rows):
+    if not judged and not (config.scorers and trial_rows) and not _unscored_why(trial_rows, config):
         raise InputError(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
             " (--scorer/--suite)"
@@ -225,6 +225,12 @@ def _run_suite(
     return outcome.evaluation
 
 
+def _unscored_why(trials: Sequence[Trial], config: EvalConfig) -> bool:
+    """Whether no score row at all is a verdict (INCOMPLETE, with every report) rather than
+    bad input: errored trials, or an imported run that did not finish, tell why."""
+    return any(t.error is not None for t in trials) or unfinished_source(config.suite)
+
+
 def _score_rows(
     scores: Source | Sequence[ScoreRow] | None, config: EvalConfig, trials: Sequence[Trial]
 ) -> list[ScoredTrial]:
@@ -241,6 +247,7 @@ def _score_rows(
             rubric,
             infer_weights=config.weights is None,
             check_names=lambda carried: check_config_metrics(config, carried=carried),
+            allow_empty=_unscored_why(trials, config),  # INCOMPLETE, not exit 2
         )
         where: object = scores
     else:

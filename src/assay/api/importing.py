@@ -6,7 +6,9 @@ the catalogue, the candidate, the source's own verdict of each test (promptfoo's
 per-case threshold) and `[source]` (the tool, and whether its run finished), so that
 `assay score`, `assay report` and `assay review` gate, report and review it like a run of
 assay's own. Everything is converted and checked
-before the first file is written; each file is written atomically.
+before the first file is written; each file is written atomically. The import replaces only
+its own earlier output in the folder (`.assay-import.json` records what it wrote,
+`core/owned.py`): any other file in the way is refused unless `overwrite` is given.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 from assay.api.outputs import ImportSummary
 from assay.core.errors import InputError
 from assay.core.jsonl import atomic_writer, write_jsonl
+from assay.core.owned import Owned
 from assay.core.suite import Suite
 from assay.core.writable import Output, check_outputs
 from assay.importers import reader
@@ -34,6 +37,8 @@ CASES = "cases.jsonl"
 TRIALS = "trials.jsonl"
 SCORES = "scores.jsonl"
 SUITE = "suite.toml"
+WRITTEN = (CASES, TRIALS, SCORES, SUITE)
+MANIFEST = ".assay-import.json"
 
 
 @dataclass
@@ -89,6 +94,7 @@ def import_results(
     candidate: str | None = None,
     source_gate: bool = True,
     store: Source | None = DEFAULT_STORE,
+    overwrite: bool = False,
 ) -> ImportResult:
     """Convert another harness's run and write it to the folder `output`.
 
@@ -101,7 +107,9 @@ def import_results(
     out of the suite's per-case thresholds; a run that did not finish in the source (an
     Inspect log not `success`) is written as `[source] complete = false` either way.
     Malformed or unknown input is an InputError naming the file and the place; nothing is
-    written then. The run is recorded in `store` (None: not), so `assay view` lists it.
+    written then. So is a file in `output` the import would replace that is not its own
+    unchanged earlier output (the user's cases.jsonl in `output="."`), unless `overwrite`.
+    The run is recorded in `store` (None: not), so `assay view` lists it.
     """
     paths = [Path(sources)] if isinstance(sources, str | Path) else [Path(s) for s in sources]
     if not paths:
@@ -111,9 +119,12 @@ def import_results(
         raise InputError(f"ERROR: {twice[0]}: given twice")
     out = Path(output)
     check_outputs(
-        [Output("--output", out, folder=True, files=(CASES, TRIALS, SCORES, SUITE))],
+        [Output("--output", out, folder=True, files=(*WRITTEN, MANIFEST))],
         [("a file being imported", path) for path in paths],
     )
+    owned = Owned(out, MANIFEST, "assay import")
+    if not overwrite:
+        owned.check(WRITTEN, "--output", "--overwrite")
     imported = reader(tool)(paths)
     result = ImportResult(imported=imported, output=out)
     _choose_baseline(result, baseline)
@@ -123,7 +134,9 @@ def import_results(
             f"no condition is named {BASELINE}: give --baseline CONDITION to compare the others"
             f" with one (conditions: {', '.join(imported.conditions)})"
         )
-    if not imported.scores:
+    if not imported.scores and all(t.error is not None for t in imported.trials):
+        result.notes.append("no trial has scores, every trial errored: the gate says INCOMPLETE")
+    elif not imported.scores:
         result.notes.append("no trial has scores: there is nothing to gate, only to review")
     text = suite_text(
         imported,
@@ -135,6 +148,7 @@ def import_results(
     suite = Suite.model_validate(tomllib.loads(text))  # what is written must load
     result.source_gate = next(iter(suite.scoring.thresholds), None)
     _write(result, text)
+    owned.record(result.written, stale=[n for n in WRITTEN if out / n not in result.written])
     if store is not None:
         from assay.api.imported_runs import record_import
 
@@ -182,7 +196,9 @@ def _write(result: ImportResult, suite: str) -> None:
         (SCORES, imported.scores),
     ]
     for name, rows in files:
-        if rows:
+        # scores.jsonl even when empty (every trial errored): `assay report --scores` reads
+        # it and says INCOMPLETE with the reason, where a missing file is an input error
+        if rows or name == SCORES:
             path = out / name
             write_jsonl(path, rows)
             result.written.append(path)

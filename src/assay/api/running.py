@@ -345,7 +345,7 @@ def execute_run(
 
         run_part = functools.partial(_run_part, suite, judge, store=where)
         ended = functools.partial(_outcome, suite, judge, where, folder)
-        outcome = run_looks(suite, request, Steps(run_part, ended), progress, warn)
+        outcome = run_looks(suite, request, Steps(run_part, ended, where), progress, warn)
     else:
         result, ahead = _run_part(suite, judge, request, progress, warn, store=where)
         outcome = _outcome(suite, judge, where, folder, request, result, ahead)
@@ -433,8 +433,14 @@ def _evaluate_run(
         with paused_gc():
             from assay.api.suites import evaluate_run
 
-            looked = set(stop.case_ids) if stop is not None else None
-            trials, lines = _run_trials(handle, outcome.run.run_id, ahead, looked)
+            held = None
+            if stop is not None:
+                from assay.verdict.percase import held as look_holds
+                from assay.verdict.pipeline import pick_candidate
+
+                names = [c.name for c in outcome.request.conditions]
+                held = look_holds(stop, pick_candidate(suite.gate.candidate, names))
+            trials, lines = _run_trials(handle, outcome.run.run_id, ahead, held)
             outcome.evaluation = evaluate_run(
                 suite,
                 outcome.request,
@@ -463,9 +469,12 @@ def _evaluate_run(
 
 
 def _run_trials(
-    store: Store, run_id: str, ahead: JudgeFollower | None, looked: set[str] | None = None
+    store: Store,
+    run_id: str,
+    ahead: JudgeFollower | None,
+    held: Callable[[Trial], bool] | None = None,
 ) -> tuple[list[Trial], list[str]]:
-    """The run's trials as the store holds them (with `looked`, those of these cases), and
+    """The run's trials as the store holds them (with `held`, those it holds), and
     their trials.jsonl lines: those the judges pipelined with the run made as each was
     recorded (`JudgeFollower.trials`), the others made here."""
     made = ahead.trials if ahead is not None else {}
@@ -476,7 +485,7 @@ def _run_trials(
         if found is None:
             trial = Trial.model_validate_json(text)
             found = (trial, model_line(trial))
-        if looked is not None and found[0].case_id not in looked:
+        if held is not None and not held(found[0]):
             continue
         trials.append(found[0])
         lines.append(found[1])

@@ -58,9 +58,11 @@ def outcomes(result: Result, gated: str | None = None) -> Outcomes:
     items: dict[str, Outcome] = {}
     stop = result.evaluation.analysis.gate.sequential
     looked = set(stop.case_ids) if stop is not None else None
+    checked = set(stop.checked_ids) if stop is not None else set()
     for case in result.cases:
         name = item_name(case.case_id, case.condition)
-        if looked is not None and stop is not None and case.case_id not in looked:
+        ran = case.case_id in checked and case.condition == candidate  # per-case checks
+        if looked is not None and stop is not None and case.case_id not in looked and not ran:
             lines = [f"{case.case_id} [{case.condition}]: not run: {stop.headline}"]
             items[name] = Outcome(name=name, status="skip", lines=lines)
             continue

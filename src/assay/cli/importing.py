@@ -71,6 +71,15 @@ def import_command(
     store: Annotated[
         Path, typer.Option(help="Record the run in this store too, so `assay view` shows it.")
     ] = DEFAULT_STORE,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Replace cases.jsonl, trials.jsonl, scores.jsonl and suite.toml in --output"
+            " even when an earlier import did not write them or they were changed since"
+            " (without it they are refused, exit 2).",
+        ),
+    ] = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print what was imported as JSON (import-summary).")
     ] = False,
@@ -81,7 +90,8 @@ def import_command(
     assertions and scorers become metrics. A run that did not finish in the source (an
     Inspect log cancelled, errored or killed) is written as incomplete (`[source] complete =
     false`: the gate says INCOMPLETE, exit 3). Exit 2 on malformed or unknown input, naming the
-    file and the place; nothing is written then."""
+    file and the place, and on a file in --output that an earlier import did not write (or
+    that was changed since; --overwrite replaces it); nothing is written then."""
     from assay.api.importing import import_results
 
     result = import_results(
@@ -92,6 +102,7 @@ def import_command(
         candidate=candidate,
         source_gate=source_gate,
         store=store,
+        overwrite=overwrite,
     )
     summary = result.summary()
     if json_output:
@@ -110,15 +121,17 @@ def import_command(
         err(f"incomplete: {reason}")
     for note in summary.notes:
         err(f"note: {note}")
-    if summary.baseline is not None and summary.scores:
+    single = len(summary.conditions) == 1  # gated as a single system
+    if summary.baseline is not None or single:
         folder = Path(summary.output)
         suite = folder / "suite.toml"
-        candidate_flag = "" if summary.candidate else " --candidate CONDITION"
+        candidate_flag = "" if summary.candidate or single else " --candidate CONDITION"
         report = (
             f"assay report --suite {suite} --scores {folder / 'scores.jsonl'}"
             f" --trials {folder / 'trials.jsonl'} --out {folder / 'report'}{candidate_flag}"
         )
-        if summary.errored:  # only the trials tell an errored trial from a missing row
+        if summary.errored or not summary.scores:
+            # only the trials tell an errored trial from a missing row
             out(f"next: {report}")
             return
         out(f"next: assay score {folder / 'scores.jsonl'} --suite {suite}{candidate_flag}")

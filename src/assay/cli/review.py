@@ -27,8 +27,15 @@ Run = Annotated[str | None, typer.Option("--run", help="Review this run's trials
 ModeOpt = Annotated[
     str, typer.Option(help="scores: rubric 1–5 per response; pairwise: pick a winner.")
 ]
-A = Annotated[str, typer.Option("--a", help="The baseline condition.")]
-B = Annotated[str, typer.Option("--b", help="The candidate condition.")]
+A = Annotated[
+    str | None,
+    typer.Option(
+        "--a",
+        help="The baseline condition (default: baseline). --a X --b X reviews X's responses"
+        " alone (scores mode), as does a run of one condition by default.",
+    ),
+]
+B = Annotated[str | None, typer.Option("--b", help="The candidate condition (default: candidate).")]
 StoreOpt = Annotated[Path, typer.Option(help="The SQLite store answers are saved to.")]
 
 
@@ -37,8 +44,8 @@ def _serve(
     cases: Path,
     run: str | None,
     mode: str,
-    a: str,
-    b: str,
+    a: str | None,
+    b: str | None,
     host: str,
     port: int,
     token: str | None,
@@ -63,9 +70,14 @@ def _serve(
     asgi = create_app(config)
     sock = bind(host, port)
     answerable = sum(1 for i in review.items if i.answerable(checked))
+    shown = (
+        f"the responses of {review.a} alone"
+        if review.single
+        else f"{review.a} and {review.b} side by side"
+    )
     out(
-        f"review: {url_of(sock)} ({len(review.items)} items, {answerable} to review, {mode} mode;"
-        " Ctrl+C stops)"
+        f"review: {url_of(sock)} ({len(review.items)} items, {answerable} to review, {mode} mode,"
+        f" {shown}; Ctrl+C stops)"
     )
     if token is not None:
         out("every request needs the token: open the address once with ?token=TOKEN")
@@ -81,8 +93,8 @@ def review(
     cases: Cases = DEFAULT_CASES,
     run: Run = None,
     mode: ModeOpt = "scores",
-    a: A = "baseline",
-    b: B = "candidate",
+    a: A = None,
+    b: B = None,
     host: Host = "127.0.0.1",
     port: Port = 8765,
     token: ReviewToken = None,
@@ -99,8 +111,8 @@ def serve_command(
     cases: Cases = DEFAULT_CASES,
     run: Run = None,
     mode: ModeOpt = "scores",
-    a: A = "baseline",
-    b: B = "candidate",
+    a: A = None,
+    b: B = None,
     host: Host = "127.0.0.1",
     port: Port = 8765,
     token: ReviewToken = None,

@@ -18,7 +18,7 @@ from assay.core.jsonl import (
     iter_lines,
     iter_objects,
     parse_records,
-    read_bytes,
+    reading,
 )
 from assay.core.records import Case
 
@@ -153,9 +153,11 @@ def case_lines(path: Path) -> dict[str, int]:
 
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 (hex) of a file's bytes: what a suite's `cases_sha256` pins and
-    `assay validate --print-sha256` prints."""
-    return hashlib.sha256(read_bytes(path)).hexdigest()
+    """The SHA-256 (hex) of a file's bytes, read as a stream (a file of gigabytes is not held
+    in memory): what a suite's `cases_sha256` pins, `assay validate --print-sha256` prints
+    and `assay import` records of what it wrote (`core/owned.py`)."""
+    with reading(path), path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def check_pinned(path: Path, expected: str, pinned_by: object) -> None:

@@ -237,6 +237,12 @@ class GateSection(SuiteModel):
     and safety cases first; the stats gate at each look at the level the looks spend."""
     look: int | None = Field(default=None, ge=1)
     """Cases per look of a sequential run (default: a tenth of the cases, at least 5)."""
+    sampled_checks: bool | str = False
+    """A sequential run's PASS before its last look needs the per-case checks (blockers,
+    per-case thresholds, scorer errors: the candidate's trials, judged) on every case; `true`
+    lets it rest on the cases looked at instead, with an exact Clopper-Pearson bound on the
+    rate of cases that would fail them. A pinned golden set (`cases_sha256`) is sampled only
+    when this names its hash (docs/sequential.md)."""
 
     @field_validator("max_errored")
     @classmethod
@@ -289,6 +295,12 @@ class SourceSection(SuiteModel):
     reasons: list[str] = Field(default_factory=list)
 
 
+def unfinished_source(suite: Suite | None) -> bool:
+    """Whether the suite gates an imported run that did not finish in its harness
+    (`[source] complete = false`): missing score rows are then INCOMPLETE, not bad input."""
+    return suite is not None and suite.source is not None and not suite.source.complete
+
+
 class Suite(SuiteModel):
     """A whole suite file."""
 
@@ -317,6 +329,24 @@ class Suite(SuiteModel):
     def file(self) -> str:
         """The suite file as messages name it (`suite` for a suite built in code)."""
         return str(self._file) if self._file is not None else "suite"
+
+    @model_validator(mode="after")
+    def _sampled_pin(self) -> Suite:
+        """`[gate] sampled_checks` on a pinned golden set must name its pin."""
+        chosen = self.gate.sampled_checks
+        pin = (self.cases_sha256 or "").lower()
+        if isinstance(chosen, str) and chosen.lower() != pin:
+            raise ValueError(
+                f"gate.sampled_checks: {chosen!r} is not this suite's cases_sha256"
+                + (f" ({pin})" if pin else " (the suite pins no golden set: give true)")
+            )
+        if chosen is True and pin:
+            raise ValueError(
+                "gate.sampled_checks: true does not cover a pinned golden set (missing"
+                " evidence never passes there): give its cases_sha256 to sample its"
+                " per-case checks"
+            )
+        return self
 
     def path(self, relative: str) -> Path:
         """Resolve a path written in the suite against the suite's folder."""

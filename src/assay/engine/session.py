@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from assay.core.redact import scrub_value
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
-from assay.engine.plan import Condition, build_plan, run_id_for
+from assay.engine.plan import Condition, WorkItem, build_plan, run_id_for
 from assay.engine.preflight import check_prompts, plan_warning
 from assay.engine.runner import Engine, Follower, Progress, RunResult, RunSettings
 from assay.models.base import Model, ServerMismatch
@@ -52,6 +52,10 @@ class RunRequest:
     only: Sequence[Case] | None = None
     """The cases this invocation runs (a sequential run's looks so far); None: every case.
     The run, its id and its record are still those of `cases`."""
+    alone: Sequence[Case] = ()
+    """Cases this invocation runs under one condition only (`alone_condition`), beside `only`:
+    a sequential run's per-case checks, the candidate's trials on cases not looked at."""
+    alone_condition: str | None = None
 
 
 def check_keys(conditions: Sequence[Condition], options: ModelOptions) -> None:
@@ -136,9 +140,8 @@ def execute(
         "temperature": request.settings.temperature,
     }
     run_id = run_id_for(request.cases, request.conditions, request.trials, identities, params)
-    running = request.cases if request.only is None else request.only
     if any(hasattr(m, "prompt_refusal") for m in models.values()):  # every trial alike
-        check_prompts(build_plan(running, request.conditions, 1, identities), models)
+        check_prompts(_plan(request, 1, identities), models)
     warning = plan_warning(request.cases, request.conditions, request.trials, models, identities,
                            request.settings.max_tokens)  # fmt: skip
     if warning is not None and warn is not None:
@@ -148,6 +151,24 @@ def execute(
         return _run(request, store, models, identities, params, run_id, progress, follower)
     finally:
         release_lease(store, run_id)
+
+
+def _plan(
+    request: RunRequest, trials: int, identities: dict[str, dict[str, Any]]
+) -> Iterator[WorkItem]:
+    """The work items this invocation runs: every condition of `only` (every case when None),
+    and `alone_condition`'s of the `alone` cases."""
+    running = request.cases if request.only is None else request.only
+    seq = 0
+    for item in build_plan(running, request.conditions, trials, identities):
+        seq = item.seq + 1
+        yield item
+    if request.alone and request.alone_condition is not None:
+        chosen = [c for c in request.conditions if c.name == request.alone_condition]
+        done = {c.id for c in running}
+        rest = [c for c in request.alone if c.id not in done]
+        for item in build_plan(rest, chosen, trials, identities):
+            yield dataclasses.replace(item, seq=seq + item.seq)
 
 
 def _run(
@@ -177,9 +198,8 @@ def _run(
             }
         ),
     )
-    running = request.cases if request.only is None else request.only
-    total = len(running) * len(request.conditions) * request.trials
-    items = build_plan(running, request.conditions, request.trials, identities)
+    items = list(_plan(request, request.trials, identities))
+    total = len(items)
     executor = create_executor(request.executor, request.options, address=request.ray_address)
     engine = Engine(
         store, models, request.settings, progress=progress, executor=executor, follower=follower

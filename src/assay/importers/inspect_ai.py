@@ -11,6 +11,7 @@
   whatever scores it holds.
 - A trial's usage and cost are the sample's `model_usage` summed over its models (Inspect's
   own per-sample total; the cost only when every model's usage is priced), else the output's.
+  A cost is a number from 0 to 2^53 USD, and so is its sum (as token counts are).
 - A log whose status is not `success` (error, cancelled, or started: the run was killed)
   makes the import incomplete, with the samples it holds against those the run was to make
   (the dataset's sample ids × epochs): `logs/a.eval: status cancelled: 27 of 33 samples`.
@@ -109,7 +110,7 @@ class ModelUsage(Source):
     output_tokens: Count = 0
     input_tokens_cache_write: Count | None = None
     input_tokens_cache_read: Count | None = None
-    total_cost: float | None = None
+    total_cost: float | None = Field(default=None, ge=0, le=MAX_INT)
 
     @property
     def input_total(self) -> int:
@@ -344,19 +345,23 @@ def _usage(path: Path, where: str, sample: Sample) -> tuple[Usage | None, float 
     if not usages:
         return None, None
     costs = [u.total_cost for u in usages if u.total_cost is not None]
-    tokens = {
-        "input": sum(u.input_total for u in usages),
-        "output": sum(u.output_tokens for u in usages),
+    totals = {
+        "input tokens": sum(u.input_total for u in usages),
+        "output tokens": sum(u.output_tokens for u in usages),
+        "costs (total_cost, USD)": math.fsum(costs),  # each at most MAX_INT: no overflow
     }
-    for kind, count in tokens.items():
-        if count > MAX_INT:
+    for kind, total in totals.items():
+        if total > MAX_INT:
             raise problem(
                 path,
                 place(where, "model_usage" if sample.model_usage else "output"),
-                f"{kind} tokens add up to more than {MAX_INT:,}",
+                f"{kind} add up to more than {MAX_INT:,}",
             )
-    usage = Usage(input_tokens=tokens["input"], output_tokens=tokens["output"])
-    return usage, math.fsum(costs) if len(costs) == len(usages) else None
+    usage = Usage(
+        input_tokens=int(totals["input tokens"]), output_tokens=int(totals["output tokens"])
+    )
+    cost = totals["costs (total_cost, USD)"] if len(costs) == len(usages) else None
+    return usage, cost
 
 
 def _convert(log: Log, condition: str) -> Imported:

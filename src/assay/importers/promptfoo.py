@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from pydantic import Field
 
-from assay.core.records import Case, Count, ScoreRow, Trial, Usage
+from assay.core.records import MAX_INT, Case, Count, ScoreRow, Trial, Usage
 from assay.importers.common import (
     ZIP,
     Imported,
@@ -124,7 +124,7 @@ class Result(Source):
     success: bool
     score: float
     latencyMs: float | None = None
-    cost: float | None = None
+    cost: float | None = Field(default=None, ge=0, le=MAX_INT)
     gradingResult: Grading | None = None
     tokenUsage: Tokens | None = None
     failureReason: int = 0

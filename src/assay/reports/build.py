@@ -187,11 +187,11 @@ def _case_checks(
 
 
 def not_looked(stop: Sequential | None, cases: Mapping[str, Case] | None) -> list[str]:
-    """The catalogue's cases a sequential run never looked at (none for a run of every case
-    or without the catalogue), in catalogue order."""
+    """The catalogue's cases a sequential run never ran (neither looked at nor checked: none
+    for a run of every case or without the catalogue), in catalogue order."""
     if stop is None or cases is None or stop.cases >= stop.total_cases:
         return []
-    looked = set(stop.case_ids)
+    looked = set(stop.case_ids) | set(stop.checked_ids)
     return [case_id for case_id in cases if case_id not in looked]
 
 

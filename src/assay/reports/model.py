@@ -284,8 +284,9 @@ class Report(ReportModel):
     not_looked: list[str] = Field(
         default_factory=list,
         exclude_if=lambda value: not value,
-        description="a sequential run stopped early: the cases it never looked at (no call"
-        " was made for them; JUnit skips each), in catalogue order (absent otherwise)",
+        description="a sequential run stopped early: the cases it never ran (neither looked"
+        " at nor checked: no call was made for them; JUnit skips each), in catalogue order"
+        " (absent otherwise)",
     )
     judge: JudgeStatus | None = Field(
         default=None,

@@ -24,7 +24,10 @@ class FormError(ValueError):
 
 
 def conditions_shown(config: ReviewConfig, item: ReviewItem) -> list[str]:
-    """Condition names in the order shown (Response 1, Response 2): server side only."""
+    """Condition names in the order shown (Response 1, Response 2; the one response of a
+    single-condition item): server side only."""
+    if item.single:
+        return [item.key.a]
     first = config.first.get(item.key, item.key.a)
     second = item.key.b if first == item.key.a else item.key.a
     return [first, second]
@@ -89,7 +92,9 @@ def parse_scores(config: ReviewConfig, item: ReviewItem, form: FormData) -> dict
             if isinstance(raw, str) and raw.isdigit() and int(raw) in config.rubric.points:
                 scores[metric.name] = int(raw)
             else:
-                missing.append(f"Response {number}: {metric.label}")
+                missing.append(
+                    metric.label if item.single else f"Response {number}: {metric.label}"
+                )
         responses[condition] = {
             "scores": scores,
             "blocker": form.get(f"r{number}_blocker") == "on",

@@ -1,4 +1,6 @@
-"""What reviewers review: one item per case × trial, pairing condition a with condition b."""
+"""What reviewers review: one item per case × trial, pairing condition a with condition b, or
+showing one condition's response alone (a == b: labelling one system's responses, e.g. for
+calibration; scores only, there is nothing to compare)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from assay.core.jsonl import load_records, read_text
 from assay.core.records import Case, Trial, stored_trials
 from assay.store import Store
 from assay.store.review import MODES, ItemKey, Mode
+from assay.verdict.rows import BASELINE
+
+CANDIDATE = "candidate"  # the default condition compared with the baseline
 
 
 def parse_mode(text: str) -> Mode:
@@ -32,6 +37,11 @@ class ReviewItem:
     case: Case | None
     trial_a: Trial | None
     trial_b: Trial | None
+
+    @property
+    def single(self) -> bool:
+        """One condition's response alone (a == b): no pair, no preference."""
+        return self.key.a == self.key.b
 
     def trial_of(self, condition: str) -> Trial | None:
         return self.trial_a if condition == self.key.a else self.trial_b
@@ -54,6 +64,13 @@ class ReviewSet:
     dataset: str
     items: list[ReviewItem]
     conditions: list[str]
+    a: str = BASELINE
+    b: str = CANDIDATE
+
+    @property
+    def single(self) -> bool:
+        """The responses of one condition alone (a == b)."""
+        return self.a == self.b
 
 
 def build_items(
@@ -95,11 +112,41 @@ def build_items(
     return items, seen_conditions
 
 
+def choose_conditions(conditions: list[str], a: str | None, b: str | None) -> tuple[str, str]:
+    """The conditions to review, (a, b); a == b reviews that condition alone.
+
+    Neither given: baseline and candidate, or the only condition the trials hold (a
+    single-condition run). One given: it and the other's default (baseline, candidate), or
+    it alone when the trials hold no trial of that default. Both given: as given."""
+    if a is None and b is None:
+        if len(conditions) == 1:
+            return conditions[0], conditions[0]
+        return BASELINE, CANDIDATE
+    if a is None:
+        assert b is not None
+        return (BASELINE, b) if BASELINE in conditions else (b, b)
+    if b is None:
+        return (a, CANDIDATE) if CANDIDATE in conditions else (a, a)
+    return a, b
+
+
 def check_conditions(conditions: list[str], a: str, b: str, mode: Mode, source: str) -> None:
-    """Pairwise needs both conditions present; scoring needs at least one."""
-    if a == b:
-        raise InputError(f"ERROR: --a/--b: the two conditions must differ (both {a!r})")
+    """Pairwise needs two different conditions, both present; scoring needs at least one of
+    them present (the one, when a == b)."""
     present = ", ".join(conditions) or "none"
+    if a == b:
+        if mode == "pairwise":
+            raise InputError(
+                f"ERROR: --a/--b: pairwise compares two conditions, both are {a!r}; give two"
+                f" different ones (conditions present: {present}), or --mode scores to score"
+                f" {a!r} alone"
+            )
+        if a not in conditions:
+            raise InputError(
+                f"ERROR: {source}: no trials of condition {a!r} (conditions present:"
+                f" {present}); pick it with --a"
+            )
+        return
     missing = [c for c in (a, b) if c not in conditions]
     if mode == "pairwise" and missing:
         raise InputError(
@@ -143,11 +190,12 @@ def open_review_set(
     cases_path: Path,
     run_id: str | None,
     store_path: Path,
-    a: str,
-    b: str,
+    a: str | None,
+    b: str | None,
     mode: str,
 ) -> ReviewSet:
-    """Load the trials (a file, or a run in the store) and the cases into review items."""
+    """Load the trials (a file, or a run in the store) and the cases into review items: the
+    pairs of conditions a and b, or one condition alone (see `choose_conditions`)."""
     from assay.core.cases import load_cases
 
     checked = parse_mode(mode)
@@ -165,6 +213,8 @@ def open_review_set(
         assert trials_path is not None
         trials = load_trials_file(trials_path)
         dataset, source = file_dataset(trials_path, trials), str(trials_path)
+    present = list(dict.fromkeys(t.condition for t in trials))
+    a, b = choose_conditions(present, a, b)
     items, conditions = build_items(trials, cases, a, b, source)
     check_conditions(conditions, a, b, checked, source)
-    return ReviewSet(dataset=dataset, items=items, conditions=conditions)
+    return ReviewSet(dataset=dataset, items=items, conditions=conditions, a=a, b=b)

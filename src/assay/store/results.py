@@ -3,7 +3,9 @@
 (`run_provenance`).
 
 Recording a run again (a rerun of the same suite resumes the same run id) replaces what was
-recorded for it, in one transaction.
+recorded for it, in one transaction. The verdict and report are kept per suite: another suite
+gating the same trials (the same run id) adds its own beside them, so each suite's history
+keeps the run; the cases, score rows and cells are those of the evaluation recorded last.
 """
 
 from __future__ import annotations
@@ -60,8 +62,11 @@ def save_results(
     scores: Iterable[ScoreEntry],
     cells: Iterable[Cell],
 ) -> None:
-    """Record (or replace) what the evaluation of run `run_id` found, committed at once."""
-    for table in TABLES:
+    """Record (or replace) what the evaluation of run `run_id` by `suite` found, committed
+    at once: the suite's verdict and report beside any other suite's, and the run's cases,
+    score rows and cells in place of those recorded before."""
+    store.queue("DELETE FROM run_results WHERE run_id = ? AND suite = ?", (run_id, suite))
+    for table in TABLES[1:]:
         store.queue(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
     store.queue(
         "INSERT INTO run_results (run_id, suite, verdict, report, saved_at) VALUES (?, ?, ?, ?, ?)",

@@ -25,8 +25,9 @@ Tables (the modules of store/ that read and write them):
 - `batches`, `batch_requests` (batches.py): provider batches submitted (`--batch`) and the
   call cache keys of their requests.
 - `run_results`, `run_cases`, `run_scores`, `run_cells` (results.py writes, views.py reads):
-  what a suite run's evaluation found (suite, verdict, report), its cases, its score rows and
-  each case × condition's weighted score and blocking flag, for `assay view`;
+  what a suite run's evaluation found (the verdict and report, one row per suite that gated
+  the run), its cases, its score rows and each case × condition's weighted score and blocking
+  flag (of the evaluation recorded last), for `assay view`;
   `run_provenance` (results.py): each run's wall time and git commit, for the runs list.
 - `call_claims` (claims.py): the calls in flight by cache key, with the process making each
   and its heartbeat, so overlapping processes never make the same call twice.
@@ -344,6 +345,29 @@ def _add_run_provenance(db: sqlite3.Connection) -> None:
     )
 
 
+def _run_results_per_suite(db: sqlite3.Connection) -> None:
+    """9 → 10: `run_results` keyed by (run, suite), not by run: two suites that gate the same
+    trials (the same run id) each keep their verdict and report, so each suite's history in
+    `assay view` has every run it gated. The rows recorded so far are kept."""
+    db.execute(
+        """CREATE TABLE run_results_v10 (
+    run_id TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    report TEXT NOT NULL,
+    saved_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, suite)
+)"""
+    )
+    db.execute(
+        "INSERT INTO run_results_v10 (run_id, suite, verdict, report, saved_at)"
+        " SELECT run_id, suite, verdict, report, saved_at FROM run_results"
+    )
+    db.execute("DROP TABLE run_results")  # and its index
+    db.execute("ALTER TABLE run_results_v10 RENAME TO run_results")
+    db.execute("CREATE INDEX run_results_by_suite ON run_results (suite, saved_at)")
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_baseline,
     _add_server_forms,
@@ -354,6 +378,7 @@ MIGRATIONS: Sequence[Migration] = (
     _add_run_results,
     _add_call_claims,
     _add_run_provenance,
+    _run_results_per_suite,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,19 @@ from assay.store.schema import check_version
 
 
 @dataclass(frozen=True, slots=True)
+class SuiteVerdict:
+    """One suite's recorded verdict of a run."""
+
+    suite: str
+    verdict: str
+    saved_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One run as the runs list shows it."""
+    """One run as the runs list shows it: `suite`, `verdict` and `saved_at` are those of the
+    suite that recorded it last (or, in a suite's history, of that suite); `results` has every
+    suite's verdict of it, oldest first."""
 
     run_id: str
     created_at: str
@@ -39,6 +50,18 @@ class RunSummary:
     saved_at: str | None = None
     git_commit: str | None = None
     duration_s: float | None = None
+    results: tuple[SuiteVerdict, ...] = ()
+
+    @property
+    def suite_names(self) -> list[str]:
+        return [r.suite for r in self.results]
+
+    def for_suite(self, suite: str) -> RunSummary:
+        """This run as `suite` recorded it (its verdict, when it saved it)."""
+        found = next((r for r in self.results if r.suite == suite), None)
+        if found is None:
+            return self
+        return replace(self, suite=found.suite, verdict=found.verdict, saved_at=found.saved_at)
 
     @property
     def conditions(self) -> list[str]:
@@ -120,7 +143,7 @@ class ReadOnlyStore:
     def runs(self, suite: str | None = None) -> list[RunSummary]:
         """Every run, newest first (only those recorded for `suite` when given)."""
         found = self._summaries(None)
-        return [r for r in found if suite is None or r.suite == suite]
+        return [r for r in found if suite is None or suite in r.suite_names]
 
     def run(self, run_id: str) -> RunSummary | None:
         found = self._summaries(run_id)
@@ -144,16 +167,14 @@ class ReadOnlyStore:
             if self._has("run_spend")
             else {}
         )
-        results = (
-            {
-                r: (s, v, at)
-                for r, s, v, at in self._rows(
-                    f"SELECT run_id, suite, verdict, saved_at FROM run_results {where}", params
-                )
-            }
-            if self._has("run_results")
-            else {}
-        )
+        results: dict[str, list[SuiteVerdict]] = {}
+        if self._has("run_results"):
+            for r, s, v, at in self._rows(
+                f"SELECT run_id, suite, verdict, saved_at FROM run_results {where}"
+                " ORDER BY saved_at, rowid",
+                params,
+            ):
+                results.setdefault(r, []).append(SuiteVerdict(s, v, at))
         provenance = (
             {
                 r: (commit, seconds)
@@ -170,6 +191,9 @@ class ReadOnlyStore:
             params,
         ):
             n, errored = counts.get(r, (0, 0))
+            recorded = results.get(r, [])
+            last = recorded[-1] if recorded else None
+            commit, seconds = provenance.get(r) or (None, None)
             found.append(
                 RunSummary(
                     r,
@@ -178,8 +202,12 @@ class ReadOnlyStore:
                     n,
                     errored,
                     spent.get(r),
-                    *(results.get(r) or (None, None, None)),
-                    *(provenance.get(r) or (None, None)),
+                    last.suite if last else None,
+                    last.verdict if last else None,
+                    last.saved_at if last else None,
+                    commit,
+                    seconds,
+                    results=tuple(recorded),
                 )
             )
         return found
@@ -201,7 +229,7 @@ class ReadOnlyStore:
             )
         }
         known = {r.run_id: r for r in self.runs(suite)}
-        return [(known[r], report) for r, report in reports.items() if r in known]
+        return [(known[r].for_suite(suite), report) for r, report in reports.items() if r in known]
 
     def judge_history(self) -> tuple[list[JudgeScore], list[StoredCalibration]]:
         """The judge monitoring rows (`assay history`'s): score rows and latest calibrations."""
@@ -211,20 +239,27 @@ class ReadOnlyStore:
         return rows, verdicts
 
     def report(self, run_id: str) -> dict[str, Any] | None:
-        """The recorded report of the run's evaluation (report.json's data), if any."""
+        """The recorded report of the run's evaluation (report.json's data; of the suite that
+        recorded it last), if any."""
         if not self._has("run_results"):
             return None
-        rows = self._rows("SELECT report FROM run_results WHERE run_id = ?", (run_id,))
+        rows = self._rows(
+            "SELECT report FROM run_results WHERE run_id = ? ORDER BY saved_at DESC, rowid DESC"
+            " LIMIT 1",
+            (run_id,),
+        )
         return _json_object(rows[0][0]) if rows else None
 
     def previous_run(self, run_id: str) -> str | None:
-        """The run of the same suite recorded just before this one."""
+        """Another run of the suite that recorded this one last, recorded just before it."""
         if not self._has("run_results"):
             return None
         rows = self._rows(
             "SELECT p.run_id FROM run_results p JOIN run_results r ON p.suite = r.suite"
-            " WHERE r.run_id = ? AND p.saved_at < r.saved_at ORDER BY p.saved_at DESC LIMIT 1",
-            (run_id,),
+            " WHERE r.run_id = ? AND p.run_id <> r.run_id AND p.saved_at < r.saved_at"
+            " AND r.saved_at = (SELECT MAX(saved_at) FROM run_results WHERE run_id = ?)"
+            " ORDER BY p.saved_at DESC LIMIT 1",
+            (run_id, run_id),
         )
         return str(rows[0][0]) if rows else None
 
@@ -235,11 +270,13 @@ class ReadOnlyStore:
             (run_id,),
         )[0]
         saved = (
-            self._rows("SELECT saved_at FROM run_results WHERE run_id = ?", (run_id,))
+            self._rows(
+                "SELECT COUNT(*), MAX(saved_at) FROM run_results WHERE run_id = ?", (run_id,)
+            )[0]
             if self._has("run_results")
-            else []
+            else (0, None)
         )
-        return (*trials, saved[0][0] if saved else None)
+        return (*trials, *saved)
 
     # -- a run's cases, trials and scores -----------------------------------------------------
     def cases_of(self, run_id: str, case_ids: Collection[str]) -> dict[str, CaseRow]:

@@ -189,8 +189,21 @@ class Sequential(Output):
         description="what the calls not made would likely have cost: the run's spend per"
         " trial so far × the trials not made (null: nothing was metered)",
     )
+    checked: int = Field(
+        default=0,
+        description="cases whose per-case checks ran (blockers, per-case thresholds, scorer"
+        " errors: the candidate's trials): every case for a PASS unless they were sampled",
+    )
+    sampled: str | None = Field(
+        default=None,
+        description="per-case checks sampled (`[gate] sampled_checks`): the cases checked and"
+        " the exact Clopper-Pearson bound on the rate of cases failing them (null: not"
+        " sampled)",
+    )
     case_ids: list[str] = Field(default_factory=list, exclude=True)
     """The cases looked at: the evidence coverage expects (not written out)."""
+    checked_ids: list[str] = Field(default_factory=list, exclude=True)
+    """Cases beyond `case_ids` whose candidate trials ran for the per-case checks."""
 
     @property
     def headline(self) -> str:
@@ -200,10 +213,15 @@ class Sequential(Output):
         reached = self.stopped_early or self.look == self.looks
         what = "verdict reached" if reached else "stopped without a settled verdict"
         money = f" (≈ ${self.usd_not_spent:.4f} not spent)" if self.usd_not_spent else ""
+        checks = (
+            f"; {self.sampled}"
+            if self.sampled
+            else f"; per-case checks on {self.checked} of {self.total_cases} cases"
+        )
         return (
             f"sequential: {what} after {self.cases} of {self.total_cases} cases (look"
             f" {self.look} of {self.looks}, level {self.level:.6g}); calls made"
-            f" {self.calls_made}, calls not made {self.calls_not_made}{money}"
+            f" {self.calls_made}, calls not made {self.calls_not_made}{money}{checks}"
         )
 
 

@@ -11,7 +11,8 @@ else the most trials any case has). Each expected key is
 - **scored**: the gate has a row for it; when the judge scores (an enabled direct judge, or
   judge/human score rows given), a row from it.
 
-A sequential run that stopped early expects only the cases it looked at (`looked`).
+A sequential run that stopped early expects only the cases it looked at (`looked`), and the
+candidate alone on the cases whose per-case checks it ran beyond them (`alone`).
 A gap (errored, missing, or answered but not scored) makes the verdict INCOMPLETE (exit 3),
 unless `[gate] max_errored` allows it (a number of cases, or a share of the expected cases
 when below 1). A high-risk case, or one with a safety expectation (`escalate` or `refuse`)
@@ -86,13 +87,15 @@ def measure(
     gate: GateSection,
     source: SourceSection | None = None,
     looked: Collection[str] | None = None,
+    alone: Collection[str] = (),
 ) -> Coverage:
     """Compare the expected keys with the evidence and decide which gaps are tolerated.
 
-    Counted case by case from the records (never one object per expected key: a plan of a
-    million trials costs what its records cost); the first gap of every case with gaps, then
-    more up to `LISTED`, are listed. `looked`: the cases a sequential run stopped after
-    (`verdict.looks`), the only ones expected."""
+        Counted case by case from the records (never one object per expected key: a plan of a
+        million trials costs what its records cost); the first gap of every case with gaps, then
+        more up to `LISTED`, are listed. `looked`: the cases a sequential run stopped after
+        (`verdict.looks`), the only ones expected under every condition; `alone`: cases expected
+    under the last of `conditions` (the candidate) only, a sequential run's per-case checks."""
     planned = planned_trials(trials, evidence)
     wanted = set(conditions)
     if cases is not None:
@@ -106,7 +109,10 @@ def measure(
         seen = [t.case_id for t in evidence.trials if t.condition in wanted]
         seen += [k[0] for k in evidence.scored if k[1] in wanted]
         case_ids = sorted(set(seen))
-    known = set(case_ids)
+    lone = [c for c in dict.fromkeys(alone) if c not in set(case_ids)]
+    if cases is not None:
+        lone = [c for c in lone if c in cases]
+    known = set(case_ids) | set(lone)
     records: dict[str, dict[tuple[str, int], Trial]] = {}
     for trial in evidence.trials:
         if trial.condition in wanted and trial.case_id in known and trial.trial <= planned:
@@ -119,14 +125,20 @@ def measure(
     for case_id in case_ids:
         case = cases.get(case_id) if cases is not None else None
         tally.add(case_id, protected(case), records.get(case_id, {}), scored.get(case_id, set()))
-    allowed, reasons = _tolerate(tally, gate.max_errored, len(case_ids))
+    candidate = conditions[-1:]
+    for case_id in lone:
+        case = cases.get(case_id) if cases is not None else None
+        mine = {k: t for k, t in records.get(case_id, {}).items() if k[0] in candidate}
+        done = {k for k in scored.get(case_id, set()) if k[0] in candidate}
+        tally.add(case_id, protected(case), mine, done, candidate)
+    allowed, reasons = _tolerate(tally, gate.max_errored, len(case_ids) + len(lone))
     if source is not None and not source.complete:
         reasons = [*(source.reasons or [f"the {source.tool} run did not finish"]), *reasons]
     return Coverage(
         conditions=list(conditions),
-        cases=len(case_ids),
+        cases=len(case_ids) + len(lone),
         trials=planned,
-        expected=len(case_ids) * len(conditions) * planned,
+        expected=(len(case_ids) * len(conditions) + len(lone)) * planned,
         allowed=allowed,
         complete=not reasons,
         reasons=reasons,
@@ -160,13 +172,16 @@ class Tally:
         guard: bool,
         records: Mapping[tuple[str, int], Trial],
         scored: Collection[tuple[str, int]],
+        conditions: Sequence[str] | None = None,
     ) -> None:
+        """Count one case's keys under `conditions` (default: the tally's)."""
+        conditions = self.conditions if conditions is None else conditions
         if self.have_trials:
             errored = [(k, t.error) for k, t in records.items() if t.error is not None]
             answered = [k for k, t in records.items() if t.error is None]
         else:  # score rows alone: a scored key is an answer
             errored, answered = [], list(scored)
-        missing = len(self.conditions) * self.planned - len(errored) - len(answered)
+        missing = len(conditions) * self.planned - len(errored) - len(answered)
         unscored = [k for k in answered if k not in scored]
         counts = self.counts
         counts["answered"] += len(answered)
@@ -192,14 +207,16 @@ class Tally:
             present = set(records) | (set(scored) if not self.have_trials else set())
             found += [
                 self._gap(case_id, key, "missing", None, guard)
-                for key in self._absent(present, room - len(found))
+                for key in self._absent(present, room - len(found), conditions)
             ]
         self.listed += found
         self.gap_cases.append((case_id, guard, found[0].label))
 
-    def _absent(self, present: Collection[tuple[str, int]], limit: int) -> list[tuple[str, int]]:
+    def _absent(
+        self, present: Collection[tuple[str, int]], limit: int, conditions: Sequence[str]
+    ) -> list[tuple[str, int]]:
         absent: list[tuple[str, int]] = []
-        for condition in self.conditions:
+        for condition in conditions:
             for index in range(1, self.planned + 1):
                 if (condition, index) not in present:
                     absent.append((condition, index))

@@ -1,12 +1,15 @@
 """A sequential run's looks: the order cases are looked at and the looks' sizes
 (docs/sequential.md; whether a look's verdict ends the run: `verdict.sequential.settled`).
 
-Order: protected cases first (`coverage.protected`: high risk, an `escalate`/`refuse`
-expectation, a safety tag or category: one blocking finding there settles a FAIL), then
-the rest; within each part the cases are in a seeded random order stratified by risk and
-category, so every prefix holds each stratum in proportion to its size (systematic
-sampling: a stratum of n cases puts its i-th shuffled case at (i + u)/n, u one random
-offset per stratum, and the cases are sorted by that position).
+Order: a seeded random order stratified by protection (`coverage.protected`: high risk, an
+`escalate`/`refuse` expectation, a safety tag or category), risk and category, so every prefix
+holds each stratum in proportion to its size (systematic sampling: a stratum of n cases puts
+its i-th shuffled case at (i + u)/n, u one random offset per stratum, and the cases are sorted
+by that position). Every look is then a sample that represents the whole suite, the
+assumption the alpha spending rests on: with the protected cases first, a candidate better
+there and worse elsewhere passed an early look far more often than the fixed design
+(bench/sequential.py --shape strata|split). The protected cases still run first, for their
+per-case checks only (`api.sequential`: a blocking finding there FAILs the first look).
 """
 
 from __future__ import annotations
@@ -42,13 +45,13 @@ def look_order(cases: Sequence[Case], seed: int) -> list[Case]:
     rng = random.Random(seed)
     strata: dict[tuple[bool, str, str], list[Case]] = {}
     for case in cases:
-        strata.setdefault((not protected(case), case.risk, case.category), []).append(case)
-    placed: list[tuple[bool, float, int, Case]] = []
-    for (later, _, _), members in sorted(strata.items()):
+        strata.setdefault((protected(case), case.risk, case.category), []).append(case)
+    placed: list[tuple[float, int, Case]] = []
+    for _, members in sorted(strata.items()):
         shuffled = list(members)
         rng.shuffle(shuffled)
         offset = rng.random()
         for index, case in enumerate(shuffled):
-            placed.append((later, (index + offset) / len(shuffled), len(placed), case))
-    placed.sort(key=lambda p: (p[0], p[1], p[2]))
-    return [p[3] for p in placed]
+            placed.append(((index + offset) / len(shuffled), len(placed), case))
+    placed.sort(key=lambda p: (p[0], p[1]))
+    return [p[2] for p in placed]

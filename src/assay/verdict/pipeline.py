@@ -17,11 +17,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assay.core.embedded import QUALITY_NOTE
-from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, Incomplete, InputError
+from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import load_records
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
-from assay.core.suite import Threshold
+from assay.core.suite import Threshold, unfinished_source
 from assay.engine import RunSettings, run_caller
 from assay.engine.calls import Caller
 from assay.scorers import Score, Scorer
@@ -37,6 +37,7 @@ from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
 from assay.verdict.names import check_config_metrics
+from assay.verdict.percase import looked_rows, with_blockers
 from assay.verdict.rows import (
     BASELINE,
     ScoredTrial,
@@ -233,15 +234,10 @@ def evaluate(
     deterministic = scored_trials(results, scorers, inputs.trials) if scorers else []
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
-    if not rows:
-        failed = [t for t in inputs.trials if t.error is not None]
-        if failed:
-            first = failed[0]
-            raise Incomplete(
-                f"ERROR: nothing to score: all {len(failed)} trial(s) errored (first:"
-                f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
-            )
+    failed = [t for t in inputs.trials if t.error is not None]
+    if not rows and not failed and not unfinished_source(config.suite):
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
+    unscored = _nothing_scored(failed) if not rows else None  # every report says so
     standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
         choose_weights(config.weights, judged, scorers, rows, standins),
@@ -255,7 +251,8 @@ def evaluate(
     if any(made_by_embedded_model(t) for t in inputs.trials):
         notes.append(f"answers were {QUALITY_NOTE}")
     conditions = sorted({r.condition for r in rows} | {t.condition for t in inputs.trials})
-    candidate = pick_candidate(config.candidate, conditions)
+    # no condition at all: an imported run that did not finish left nothing (INCOMPLETE)
+    candidate = pick_candidate(config.candidate, conditions) if conditions else config.candidate
     coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
     gap = coverage_check(coverage)
     calibrations = _calibration_store(config, store)
@@ -271,21 +268,29 @@ def evaluate(
     skipped = judge.skipped if judge is not None else []
     skipped_corpus = judge.skipped_corpus if judge is not None else []
     corpus = {**scorer_corpus(scorers), **config.corpus}
+    # A sequential look that checked cases beyond those it looked at (the candidate's trials
+    # for the per-case checks, `verdict.percase`): its comparison and corpus bounds rest on
+    # the looked cases, its per-case checks on every case checked.
+    stop = inputs.sequential
+    looked = set(stop.case_ids) if stop is not None and stop.checked_ids else None
+    compared = rows if looked is None else looked_rows(rows, looked)
+    in_look = results if looked is None else [r for r in results if r.case_id in looked]
     analysis = analyse(
-        rows,
+        compared,
         rubric,
         config.gate,
         candidate=candidate,
         cases=cases,
         failures=[
+            *([unscored] if unscored is not None else []),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
             *threshold_checks(results, _checked(config.thresholds, skipped), candidate, rows),
             *corpus_checks(
-                results,
+                in_look,
                 _checked(corpus, skipped_corpus),
                 candidate,
-                rows,
+                compared,
                 decide=config.corpus_decide,
                 level=config.gate.level,
                 scale=config.scale,
@@ -294,6 +299,8 @@ def evaluate(
             *(config.judge.checks() if config.judge is not None else []),
         ],
     )
+    if looked is not None:
+        with_blockers(analysis.gate.checks, rows, candidate)
     analysis.gate.coverage = coverage
     analysis.gate.sequential = inputs.sequential
     return Evaluation(
@@ -304,6 +311,21 @@ def evaluate(
         config=config,
         notes=notes,
     )
+
+
+def _nothing_scored(failed: Sequence[Trial]) -> Check:
+    """The check that makes a verdict with no score row at all INCOMPLETE: every trial
+    errored, or an imported run that did not finish left none (its reasons follow in the
+    coverage check), whatever `[gate] max_errored` tolerates (nothing was decided)."""
+    if not failed:
+        reason = "nothing to score: no score row (the imported run did not finish)"
+    else:
+        first = failed[0]
+        reason = (
+            f"nothing to score: all {len(failed)} trial(s) errored (first:"
+            f" {first.case_id}#{first.trial} {first.condition}: {first.error})"
+        )
+    return Check(name="scored", status="incomplete", reason=reason)
 
 
 def measure_coverage(
@@ -344,6 +366,7 @@ def measure_coverage(
         cases=inputs.cases,
         trials=planned,
         looked=inputs.sequential.case_ids if inputs.sequential is not None else None,
+        alone=inputs.sequential.checked_ids if inputs.sequential is not None else (),
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )

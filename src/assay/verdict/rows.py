@@ -139,14 +139,16 @@ def load_scores(
     *,
     infer_weights: bool = False,
     check_names: Callable[[set[str]], None] | None = None,
+    allow_empty: bool = False,
 ) -> list[ScoredTrial]:
-    """Validate every Score row; raise one InputError listing every problem.
+    """Validate every Score row; raise one InputError listing every problem. A file without
+    rows is one too, unless `allow_empty` (the trials given beside it tell why: they errored).
 
     With `infer_weights` (no weights configured) the rubric weighs the metrics the rows carry
     (`implied_weights`) on `rubric`'s scale. `check_names` gets the metric names the rows
     carry before they are weighed (to refuse a configured metric name nothing produces)."""
     with paused_gc():  # a million rows: see paused_gc
-        return _load_scores(path, rubric, infer_weights, check_names)
+        return _load_scores(path, rubric, infer_weights, check_names, allow_empty)
 
 
 def _load_scores(
@@ -154,6 +156,7 @@ def _load_scores(
     rubric: Rubric,
     infer_weights: bool,
     check_names: Callable[[set[str]], None] | None,
+    allow_empty: bool,
 ) -> list[ScoredTrial]:
     records, errors = parse_records(path, ScoreRow)
     if check_names is not None and not errors:
@@ -214,7 +217,7 @@ def _load_scores(
         )
     if errors:
         raise InputError(format_errors(path, errors[:MAX_ERRORS]))
-    if not rows:
+    if not rows and not allow_empty:
         raise InputError(f"ERROR: {path}: no score rows")
     return rows
 
