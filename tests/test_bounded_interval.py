@@ -160,3 +160,10 @@ def test_superiority_on_constant_gains_is_monotone_in_the_case_count() -> None:
         if superiority(delta_of([1.0] * (n - 1) + [0.9]), 0.95).status == "pass"  # type: ignore[arg-type]
     ]
     assert lowered[0] >= passing[0]
+
+
+def test_score_help_names_the_interval(cli) -> None:  # type: ignore[no-untyped-def]
+    """`assay score --help` said "paired bootstrap" long after the bootstrap was gone."""
+    done = cli("score", "--help")
+    text = " ".join(done.stdout.split())
+    assert "bootstrap" not in text and "betting intervals over cases" in text

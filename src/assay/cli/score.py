@@ -89,7 +89,10 @@ def score(
     ] = None,
     gate: Annotated[
         Literal["seed", "stats"] | None,
-        typer.Option(help="Gate mode: stats (paired bootstrap, default) or seed (the old rule)."),
+        typer.Option(
+            help="Gate mode: stats (paired deltas, betting intervals over cases, default) or"
+            " seed (the old rule)."
+        ),
     ] = None,
     candidate: Annotated[
         str | None, typer.Option(help="The condition the gate decides for (default candidate).")
