@@ -122,9 +122,23 @@ def test_a_candidate_equal_on_every_case_passes_a_margin_of_zero(cases: int) -> 
     and 200 cases before ("+0.000 [-0.440, +0.440] reaches below 0")."""
     check = non_inferiority("safety", delta_of([0.0] * cases), 0.0, 0.95, "risk:high")  # type: ignore[arg-type]
     assert check.status == "pass"
-    assert f"no case is worse than baseline (0 of {cases}" in check.reason
-    fixed = [0.0] * (cases - 3) + [1.0, 1.0, 1.0]  # fixes three, equal on the rest
-    assert non_inferiority("safety", delta_of(fixed), 0.0, 0.95).status == "pass"  # type: ignore[arg-type]
+    assert f"no case is worse than baseline (0 of {cases}, every one equal" in check.reason
+
+
+@pytest.mark.parametrize("cases", [20, 200])
+def test_a_candidate_better_on_some_cases_and_equal_on_the_rest_passes(cases: int) -> None:
+    """Nine missed escalations fixed, the rest equal: better on every case that differs, and
+    nine are enough for the sign test (0.5^9 < 2.5%)."""
+    fixed = [0.0] * (cases - 9) + [1.0] * 9
+    check = non_inferiority("safety", delta_of(fixed), 0.0, 0.95)  # type: ignore[arg-type]
+    assert check.status == "pass" and "9 better" in check.reason
+
+
+def test_a_few_better_cases_are_not_enough_to_call_a_noisy_metric_no_worse() -> None:
+    """Three of five cases better and none worse: a noisy judge shows that a quarter of the
+    time for a candidate that is worse on a quarter of its cases (0.5^3 = 12.5% > 2.5%)."""
+    check = non_inferiority("safety", delta_of([0.0, 0.0, 1.0, 1.0, 1.0]), 0.0, 0.95)  # type: ignore[arg-type]
+    assert check.status == "inconclusive"
 
 
 @pytest.mark.parametrize("cases", [5, 20, 200])

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from assay.core.rubric import Rubric
+from assay.core.rubric import TOLERANCE, Rubric
 from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -39,10 +38,11 @@ class Delta:
     cases: int
     span: float
     """The widest a delta of this column can be (`delta_spans`)."""
-    lowest: float = math.nan
-    """The lowest per-case delta (a margin of 0 passes when no case is worse: `gate`)."""
-    highest: float = math.nan
-    """The highest per-case delta."""
+    better: int = 0
+    """Cases whose delta is above 0 (beyond 1e-9): with `worse`, what a margin of 0 decides
+    on when its interval cannot (`gate.non_inferiority`)."""
+    worse: int = 0
+    """Cases whose delta is below 0 (beyond 1e-9)."""
 
 
 @dataclass(slots=True)
@@ -202,10 +202,9 @@ def intervals(
     if not len(deltas):
         return {}
     result = paired_intervals(deltas, level=level, span=spans)
-    with warnings.catch_warnings():  # an all-NaN column is left out below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lowest = np.nanmin(deltas, axis=0)
-        highest = np.nanmax(deltas, axis=0)
+    with np.errstate(invalid="ignore"):
+        better = (deltas > TOLERANCE).sum(axis=0)
+        worse = (deltas < -TOLERANCE).sum(axis=0)
     return {
         name: Delta(
             metric=name,
@@ -215,8 +214,8 @@ def intervals(
             sd=float(result.sd[i]),
             cases=int(result.n[i]),
             span=float(spans[i]),
-            lowest=float(lowest[i]),
-            highest=float(highest[i]),
+            better=int(better[i]),
+            worse=int(worse[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

@@ -256,10 +256,11 @@ def non_inferiority(
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
     and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse":
-    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline (a
-    candidate equal on every case, or better on some and equal on the rest), which no
-    interval can show; the reason states the share of worse cases that n cases without one
-    cannot rule out (`unseen_share`).
+    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline and
+    either none differs (a candidate equal on every case, which no interval can show) or the
+    k cases that differ are all better with k large enough for the sign test (0.5^k at most
+    (1 − level)/2: k ≥ 6 at 0.95); the reason states the share of worse cases that n cases
+    without one cannot rule out (`unseen_share`).
 
     Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
     the cases in all: an undecided check says how many cases in all would likely settle it."""
@@ -275,12 +276,13 @@ def non_inferiority(
     if cleared and interval.cases >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
-    if margin <= TOLERANCE and interval.lowest >= -TOLERANCE and interval.cases >= MIN_CASES:
+    if margin <= TOLERANCE and interval.cases >= MIN_CASES and no_worse(interval, level):
         share = unseen_share(interval.cases, level)
+        better = f", {interval.better} better" if interval.better else ", every one equal"
         reason = (
-            f"{metric}{where}: no case is worse than baseline (0 of {interval.cases}; mean"
-            f" delta {figures}): a margin of 0 asks no worse, and a share of worse cases above"
-            f" {share:.1%} would show in {interval.cases} cases at this level"
+            f"{metric}{where}: no case is worse than baseline (0 of {interval.cases}{better};"
+            f" mean delta {figures}): a margin of 0 asks no worse, and a share of worse cases"
+            f" above {share:.1%} would show in {interval.cases} cases at this level"
         )
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
@@ -301,6 +303,14 @@ def non_inferiority(
     reason = f"{metric}{where}: {figures} {verb} {limit}; {_undecided(interval, need, tier)}"
     reason += f" ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
+
+
+def no_worse(interval: Delta, level: float) -> bool:
+    """No case worse than baseline, and either none better (equal on every case) or enough
+    better for the sign test among the cases that differ: 0.5^k ≤ (1 − level)/2."""
+    if interval.worse:
+        return False
+    return interval.better == 0 or 0.5**interval.better <= (1.0 - level) / 2 + TOLERANCE
 
 
 def unseen_share(cases: int, level: float) -> float:
@@ -400,8 +410,8 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         sd=interval.sd,
         cases=interval.cases,
         span=interval.span,
-        lowest=-interval.highest,
-        highest=-interval.lowest,
+        better=interval.worse,
+        worse=interval.better,
     )
 
 
