@@ -181,3 +181,20 @@ def test_score_help_names_the_interval(cli) -> None:  # type: ignore[no-untyped-
     done = cli("score", "--help")
     text = " ".join(done.stdout.split())
     assert "bootstrap" not in text and "betting intervals over cases" in text
+
+
+def test_the_sequential_guarantee_states_the_designs_exact_rate() -> None:
+    """The guarantee said "at most 2.5% per check" where the design's one-sided rate over
+    ten looks of 10% (the last at the fixed level) is 3.22%: the normal-approximation rate,
+    checked here against a direct simulation of the looks' z statistics."""
+    from assay.verdict.sequential import METHOD, boundaries, one_sided_rate
+
+    tenths = [k / 10 for k in range(1, 11)]
+    rate = one_sided_rate(0.95, tenths)
+    assert rate == pytest.approx(0.0322, abs=5e-5)
+    assert "at most 3.22%" in METHOD.guarantee(0.95, tenths)
+    rng = np.random.default_rng(0)
+    z = np.cumsum(rng.normal(size=(200_000, 10)), axis=1) / np.sqrt(np.arange(1, 11))
+    bounds = np.array([*boundaries(0.95, tenths[:-1]), 1.959964])
+    crossed = (z >= bounds).any(axis=1).mean()
+    assert crossed == pytest.approx(rate, abs=4 * math.sqrt(rate / 200_000))
