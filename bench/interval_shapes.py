@@ -134,8 +134,8 @@ def confidence_sequence(values: np.ndarray, span: float) -> tuple[bool, float]:
     x = (values + span) / (2 * span)
     side = (1 - LEVEL) / 2
     for end in ends:
-        low = -span + 2 * span * lower_bound(x[:end], side, plan=n, orders=1)
-        high = span - 2 * span * lower_bound(1 - x[:end], side, plan=n, orders=1)
+        low = -span + 2 * span * lower_bound(x[:end], side, plan=n, orders=0)
+        high = span - 2 * span * lower_bound(1 - x[:end], side, plan=n, orders=0)
         if low > 1e-9 and end >= 5:
             return True, end / n
         if high < 0:

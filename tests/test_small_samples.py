@@ -122,7 +122,7 @@ def test_cases_to_clear_is_the_least_n_whose_interval_clears(sd: float, distance
 
     def low(k: int) -> float:
         values = np.where(np.arange(k) % 2 == 0, sd, -sd)
-        return -4 + 8 * lower_bound((values + 4) / 8, 0.025, orders=1, steps=16)
+        return -4 + 8 * lower_bound((values + 4) / 8, 0.025, orders=0, steps=16)
 
     assert low(n) >= -distance and low(n - 1) < -distance
 

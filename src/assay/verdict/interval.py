@@ -48,7 +48,10 @@ STAKE = 0.75
 truncation, c/m, m the mean tested: 1/2 or 3/4 in their paper). Larger stakes let a column
 without spread clear its bound on fewer cases; any c < 1 keeps the guarantee."""
 ORDERS = 16
-"""How many fixed orders of the values the capital is averaged over."""
+"""How many fixed orders of the values the capital is averaged over, up to `WORK` values in
+all: a column of n > WORK/16 cases takes max(1, WORK // n) orders (the order matters less
+the more cases there are, and a million-case column stays within a second)."""
+WORK = 16_000
 SEED = 20240101
 STEPS = 40
 """Bisection steps for each bound: the bracket [0, 1] narrows to 2⁻⁴⁰ of the range."""
@@ -71,9 +74,11 @@ class Interval:
 
 @lru_cache(maxsize=256)
 def _orders(n: int) -> NDArray[np.int64]:
-    """`ORDERS` fixed pseudo-random permutations of range(n), the first the identity."""
+    """`ORDERS` fixed pseudo-random permutations of range(n) (none the identity by design:
+    applied to the sorted values, each is a uniformly random order whatever the data, which
+    the sorted order itself is not)."""
     rng = np.random.default_rng(SEED + n)
-    rows = [np.arange(n)] + [rng.permutation(n) for _ in range(ORDERS - 1)]
+    rows = [rng.permutation(n) for _ in range(ORDERS)]
     orders: NDArray[np.int64] = np.array(rows, dtype=np.int64)
     orders.setflags(write=False)
     return orders
@@ -97,12 +102,13 @@ def lower_bound(
 ) -> float:
     """The betting lower bound for the mean of `x` (values in [0, 1], at least one) that errs
     with probability at most `side`; `plan`: the case count the bets are sized for (default
-    len(x): the fixed design's); `orders`: how many of the fixed orders of the sorted values
-    the capital is averaged over (1: `x` as given, in its order); `steps`: of bisection."""
+    len(x): the fixed design's); `orders`: how many of the fixed random orders of the sorted
+    values the capital is averaged over (0: `x` as given, in its order, which must not depend
+    on the values); `steps`: of bisection."""
     n = len(x)
-    ordered = np.sort(x)[_orders(n)[:orders]] if orders > 1 else np.asarray(x)[None, :]
+    ordered = np.sort(x)[_orders(n)[:orders]] if orders else np.asarray(x)[None, :]
     stakes = _stakes(ordered, side, plan or n)
-    target = math.log(1.0 / side) + math.log(orders)
+    target = math.log(1.0 / side) + math.log(max(orders, 1))
     low, high = 0.0, 1.0
     for _ in range(steps):
         m = (low + high) / 2
@@ -151,8 +157,9 @@ def paired_intervals(
         most = max(float(top[j]), float(column.max()))
         width = most - least
         x = np.clip((column - least) / width, 0.0, 1.0)
-        low[j] = least + width * lower_bound(x, side)
-        high[j] = most - width * lower_bound(1.0 - x, side)
+        orders = max(1, min(ORDERS, WORK // len(x)))
+        low[j] = least + width * lower_bound(x, side, orders=orders)
+        high[j] = most - width * lower_bound(1.0 - x, side, orders=orders)
     return Interval(mean=mean, low=low, high=high, sd=sd, n=n.astype(np.int64))
 
 
@@ -182,7 +189,7 @@ def cases_to_clear(
         """How far the lower bound of n such cases lies above the bound to clear."""
         signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
         x = np.clip((mean + sd * signs - bottom) / width, 0.0, 1.0)
-        return lower_bound(x, side, orders=1, steps=ESTIMATE_STEPS) - goal
+        return lower_bound(x, side, orders=0, steps=ESTIMATE_STEPS) - goal
 
     low, high = 1, 2
     while room(high) < 0:
