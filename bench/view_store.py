@@ -19,7 +19,7 @@ def make_store(
     *,
     run_id: str = "run000000001",
     suite: str = "demo",
-    conditions: tuple[str, str] = ("baseline", "candidate"),
+    conditions: tuple[str, ...] = ("baseline", "candidate"),
     errored: Callable[[int], bool] = lambda i: i % 7 == 3,
     case_id: Callable[[int], str] = lambda i: f"case-{i:05d}",
     prompt: Callable[[int], str] = lambda i: f"How do I reset device {i}?",
@@ -28,10 +28,14 @@ def make_store(
     ),
     verdict: str = "FAIL",
     trajectory: Callable[[int, str], list[dict[str, Any]] | None] = lambda i, c: None,
+    ran: Callable[[int], bool] = lambda i: True,
+    report_extra: dict[str, Any] | None = None,
 ) -> Store:
-    """Write one run of `cases` cases into a store at `path` (left open: close it)."""
+    """Write one run of `cases` cases into a store at `path` (left open: close it): the
+    first condition is the baseline, the last the candidate (one condition: both); cases
+    `ran` says no to have no trial; `report_extra` is merged into the recorded report."""
     store = Store(path)
-    base, cand = conditions
+    base, cand = conditions[0], conditions[-1]
     store.save_run(
         run_id,
         {
@@ -54,6 +58,8 @@ def make_store(
             "tags": ["smoke"] if i % 2 else [],
         }
         case_rows.append(CaseEntry(cid, record["category"], record["risk"], json.dumps(record)))
+        if not ran(i):
+            continue
         for condition in conditions:
             failed = condition == cand and errored(i)
             trial = {
@@ -127,6 +133,7 @@ def make_store(
             }
         ],
     }
+    report.update(report_extra or {})
     save_results(
         store,
         run_id,

@@ -176,13 +176,6 @@ def test_superiority_on_constant_gains_is_monotone_in_the_case_count() -> None:
     assert lowered[0] >= passing[0]
 
 
-def test_score_help_names_the_interval(cli) -> None:  # type: ignore[no-untyped-def]
-    """`assay score --help` said "paired bootstrap" long after the bootstrap was gone."""
-    done = cli("score", "--help")
-    text = " ".join(done.stdout.split())
-    assert "bootstrap" not in text and "betting intervals over cases" in text
-
-
 def test_the_sequential_guarantee_states_the_designs_exact_rate() -> None:
     """The guarantee said "at most 2.5% per check" where the design's one-sided rate over
     ten looks of 10% (the last at the fixed level) is 3.22%: the normal-approximation rate,

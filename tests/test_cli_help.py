@@ -50,3 +50,12 @@ def test_run_help_names_every_default_location(cli) -> None:
     text = " ".join(cli("run", "--help").stdout.replace("│", " ").split())
     for default in ("evals/cases.jsonl", ".assay/assay.db", "assay-out/<suite name>"):
         assert default in text, default
+
+
+def test_score_help_names_the_gates_interval_not_a_bootstrap(cli) -> None:
+    """The stats gate's interval is a t interval over cases (`verdict.interval`), no
+    resampling: the help must not promise a bootstrap."""
+    for command in ("score", "report"):
+        text = " ".join(cli(command, "--help").stdout.split())
+        assert "bootstrap" not in text.lower(), command
+    assert "per-case paired deltas" in " ".join(cli("score", "--help").stdout.split())

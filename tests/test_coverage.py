@@ -280,11 +280,13 @@ def test_a_plan_of_a_million_trials_is_counted_not_enumerated() -> None:
         gate=GateSection(),
     )
     assert time.perf_counter() - started < 1.0
-    assert found.trials == 10**6 and found.expected == 3 * 10**6
-    assert found.answered == 4 and found.scored == 4 and found.missing == 3 * 10**6 - 4
+    # without a plan each case is expected to have the trials it has (a: a million, b and
+    # c: one): the epoch is case a's alone
+    assert found.trials == 10**6 and found.expected == 10**6 + 2
+    assert found.answered == 4 and found.scored == 4 and found.missing == 10**6 - 2
     assert not found.complete and found.gaps_total == found.missing
-    # every case with gaps lists its first; the rest fill up to 200
-    assert {g.case_id for g in found.gaps} == {"a", "b", "c"} and len(found.gaps) == 202
+    # the gaps listed stop at 200
+    assert {g.case_id for g in found.gaps} == {"a"} and len(found.gaps) == 200
     assert [g.trial for g in found.gaps[:2]] == [2, 3]
 
 
@@ -307,3 +309,36 @@ def test_which_cases_are_never_allowed_a_gap(extra: dict[str, Any], guarded: boo
     from assay.verdict.coverage import protected
 
     assert protected(Case.model_validate(make_case("c", **extra))) is guarded
+
+
+def test_uneven_trials_are_not_gaps_and_show_one_weighted_delta(cli: Any, tmp_path: Path) -> None:
+    """Cases run 1 to 5 times (no plan): complete, said in a note; the conditions' weighted
+    scores differ by the paired weighted delta, one figure; a trial one condition lacks is
+    missing."""
+    metrics = ("correctness", "autonomy", "actionability", "safety", "concision")
+    rows = []
+    for i in range(8):
+        for trial in range(1, 2 + i % 5):
+            for condition in ("baseline", "candidate"):
+                value = 3.0 if condition == "baseline" else 4.0 - 0.25 * (trial - 1) + 0.1 * i
+                rows.append(
+                    {"case_id": f"intake-{i}", "trial": trial, "condition": condition,
+                     **dict.fromkeys(metrics, min(5.0, value))}
+                )  # fmt: skip
+    scores = write_jsonl(tmp_path / "scores.jsonl", rows)
+    out = tmp_path / "out"
+    result = cli("report", "--scores", scores, "--out", out)
+    assert result.code == 0, result.stdout + result.stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "PASS" and report["coverage"]["gaps_total"] == 0
+    assert any("trials per case vary (1-5)" in note for note in report["notes"])
+    summary = cli("score", scores).json()
+    conditions = summary["conditions"]
+    delta = summary["comparisons"]["candidate"]["weighted_score"]["delta"]
+    difference = (
+        conditions["candidate"]["weighted_score"] - conditions["baseline"]["weighted_score"]
+    )
+    assert difference == pytest.approx(delta, abs=2e-6)
+    lacking = write_jsonl(tmp_path / "lacking.jsonl", rows[:-1])  # intake-7's last candidate
+    result = cli("report", "--scores", lacking, "--out", tmp_path / "out2")
+    assert result.code == 2 and "missing 1 (intake-7#3)" in result.stderr

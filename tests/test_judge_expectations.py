@@ -18,7 +18,7 @@ import pytest
 
 import assay
 from assay.core.errors import InputError
-from assay.core.records import Case, Comparison, Trial
+from assay.core.records import Case, Comparison, Expect, Trial
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.measure.bias import audit
@@ -182,7 +182,9 @@ def test_an_invalid_schema_in_a_case_is_bad_input_before_any_call(cli: Any, tmp_
     paths = files(tmp_path, VALID, BROKEN, json_schema={"type": "no-such-type"})
     result = judge(cli, paths, "--judge", "mock:fair")
     assert result.code == 2, result.stdout
-    assert "case order: expect.json_schema" in result.stderr
+    # refused as the catalogue is read, naming file, line and field
+    assert f"{paths['cases']}:1: expect.json_schema: " in result.stderr
+    assert "invalid JSON Schema" in result.stderr
     assert "Traceback" not in result.stderr and not paths["out"].exists()
 
 
@@ -380,8 +382,10 @@ def test_labels_skip_verdicts_of_the_expectations() -> None:
 
 
 def test_an_unusable_expectation_is_bad_input_naming_the_case() -> None:
+    with pytest.raises(ValueError, match=r"expect\.regex"):  # refused as the case is read
+        Case.model_validate(make_case("z", expect={"regex": "("}))
+    # one that reached scoring unchecked (built without validation) names the case
+    case = Case.model_validate(make_case("z"))
+    case.expect = Expect.model_construct(regex="(")
     with pytest.raises(InputError, match=r"case z: expect\.regex"):
-        Expectations().failed(
-            Case.model_validate(make_case("z", expect={"regex": "("})),
-            Trial.model_validate(trial("c", "text", "z")),
-        )
+        Expectations().failed(case, Trial.model_validate(trial("c", "text", "z")))

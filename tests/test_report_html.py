@@ -383,3 +383,39 @@ def test_one_case_prints_no_nan_interval(cli: Any, tmp_path: Path) -> None:
     page = (out / "report.html").read_text(encoding="utf-8")
     assert re.search(r"[+-]?\bnan\b", page) is None
     assert '<td class="n">[no interval from 1 case]</td>' in page
+
+
+def test_single_system_html_has_no_regressions_and_prints_counts_whole(
+    cli: Any, tmp_path: Path
+) -> None:
+    trials = [
+        {
+            "case_id": f"rent-{i}",
+            "trial": 1,
+            "condition": "prod",
+            "runner": "test",
+            "response": "Your landlord must return the deposit within 30 days.",
+            "usage": {"input_tokens": 20, "output_tokens": 10},
+            "latency_s": 0.25,
+            "error": None,
+        }
+        for i in range(6)
+    ]
+    files = {
+        "cases": write_jsonl(
+            tmp_path / "cases.jsonl",
+            [make_case(f"rent-{i}", expect={"contains": ["deposit"]}) for i in range(6)],
+        ),
+        "trials": write_jsonl(tmp_path / "trials.jsonl", trials),
+    }
+    out = tmp_path / "out"
+    result = cli(
+        "report", "--trials", files["trials"], "--cases", files["cases"],
+        "--scorer", "contains", "--scorer", "budget", "--format", "html,md", "--out", out,
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    html = (out / "report.html").read_text(encoding="utf-8")
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "Worst regressions" not in html and "Worst regressions" not in markdown
+    assert "tokens 30," in html and "tokens 30," in markdown
+    assert "30.000" not in html and "30.00" not in html

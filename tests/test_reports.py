@@ -322,3 +322,22 @@ def test_bad_scorer_options_fail_before_the_run(cli, tmp_path: Path) -> None:
     result = cli("run", suite, "--store", tmp_path / "db.sqlite")
     assert result.code == 2 and "max_latency_s" in result.stderr
     assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_report_from_a_suite_writes_the_suites_report_formats(cli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, '[report]\nformats = ["html", "json"]\n')
+    store = tmp_path / "db.sqlite"
+    ran = cli("run", suite, "--store", store, "--json")
+    assert ran.code == 0, ran.stderr
+    again = tmp_path / "again"
+    result = cli(
+        "report", "--run", ran.json()["run_id"], "--suite", suite, "--store", store, "--out", again
+    )
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in again.iterdir()) == ["report.html", "report.json"]
+    flag = tmp_path / "flag"
+    result = cli(
+        "report", "--run", ran.json()["run_id"], "--suite", suite, "--store", store,
+        "--out", flag, "--format", "md",
+    )  # fmt: skip
+    assert result.code == 0 and sorted(p.name for p in flag.iterdir()) == ["report.md"]

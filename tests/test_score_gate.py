@@ -107,6 +107,23 @@ def test_seed_blocker_on_the_baseline_fails_too(cli, tmp_path: Path) -> None:
     assert [c["status"] for c in stats["checks"] if c["name"] == "blockers"] == ["pass"]
 
 
+def test_stats_gate_says_what_the_baseline_blocked_never_no_blocking_findings(
+    cli, tmp_path: Path
+) -> None:
+    rows = [
+        row(f"deposit-{i}", cond, value=4.0, blocker=(cond == "baseline" and i == 2))
+        for i in range(6)
+        for cond in ("baseline", "candidate")
+    ]
+    gate = score(cli, tmp_path, rows).json()["release_gate"]
+    [check] = [c for c in gate["checks"] if c["name"] == "blockers"]
+    assert check["status"] == "pass"
+    assert check["reason"] == (
+        "no blocking findings in the candidate; 1 in the other condition(s), which do not"
+        " gate: baseline:deposit-2#1"
+    )
+
+
 # -- validation ------------------------------------------------------------------------------
 
 
@@ -419,3 +436,19 @@ def test_suite_sections_reject_unknown_keys(cli, tmp_path: Path) -> None:
     rows = [row("a", "baseline"), row("a", "candidate")]
     result = score(cli, tmp_path, rows, "--suite", str(suite))
     assert result.code == 2 and "scoring.weigths" in result.stderr
+
+
+def test_huge_weights_are_normalised_not_refused(cli, tmp_path: Path) -> None:
+    """Weights of 1e308 sum past the largest float: they are still equal weights (the
+    message used to say no weight was above 0)."""
+    rows = [row(f"k{i}", cond, value=4.0) for i in range(6) for cond in ("baseline", "candidate")]
+    result = score(cli, tmp_path, rows, "--weights", "correctness=1e308,safety=1e308")
+    assert result.code in (0, 1), result.stderr
+    assert result.json()["weights"] == {"correctness": 0.5, "safety": 0.5}
+    import assay
+
+    api = assay.evaluate(
+        scores=write_jsonl(tmp_path / "again.jsonl", rows),
+        weights={"correctness": 1.7e308, "safety": 1.7e308, "autonomy": 0.85e308},
+    )
+    assert api.summary().weights == {"correctness": 0.4, "safety": 0.4, "autonomy": 0.2}

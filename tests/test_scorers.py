@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
 from assay.core.suite import Threshold
-from assay.scorers import SCORERS, Metrics, ScoreContext, Scorer, create_scorer
+from assay.scorers import SCORERS, Metrics, Score, ScoreContext, Scorer, create_scorer
 from assay.scorers.runner import run_scorers
-from assay.verdict.deterministic import scored_trials
+from assay.verdict.deterministic import error_checks, scored_trials
 from assay.verdict.thresholds import threshold_checks
 from conftest import make_case
 
@@ -156,7 +159,9 @@ def test_exact_contains_regex() -> None:
     assert run("regex", r, trial("use cat")) == {"regex": 0.0}
     assert run("regex", case(), trial("x")) is None
     with pytest.raises(InputError, match="invalid regular expression"):
-        run("regex", case(regex="("), trial("x"))
+        create_scorer("regex", pattern="(")
+    with pytest.raises(ValidationError, match=r"expect\.regex"):  # refused as the case is read
+        case(regex="(")
 
 
 def test_json_schema() -> None:
@@ -171,7 +176,60 @@ def test_json_schema() -> None:
     assert run("json_schema", c, trial("not json")) == {"json_valid": 0.0, "json_schema": 0.0}
     assert run("json_schema", case(), trial("{}")) is None
     with pytest.raises(InputError, match="invalid JSON Schema"):
-        run("json_schema", case(json_schema={"type": 5}), trial("{}"))
+        create_scorer("json_schema", schema={"type": 5})
+    with pytest.raises(ValidationError, match=r"expect\.json_schema"):
+        case(json_schema={"type": 5})
+
+
+def score_of(name: str, c: Case, t: Trial, **options: Any) -> Score:
+    score = asyncio.run(create_scorer(name, **options).score(ScoreContext.of(c, t)))
+    assert score is not None
+    return score
+
+
+# The patterns of the report: exponential for a backtracking engine on these responses.
+WORDS = r"^(\w+\s?)*$"
+NESTED = r"^(a+)+$"
+
+
+@pytest.mark.timeout(60)
+def test_catastrophic_patterns_neither_hang_nor_pass() -> None:
+    """`expect.regex` and a JSON Schema `pattern` that backtrack exponentially on the response
+    end within their limits: a figure of 0 or an errored row, never a pass."""
+    responses = {WORDS: "word " * 5000 + "w!", NESTED: "a" * 5000 + "!"}
+    for pattern, response in responses.items():
+        started = time.process_time()
+        score = score_of("regex", case(regex=pattern), trial(response))
+        assert score.metrics.get("regex", 0.0) == 0.0, pattern
+        schema = {"type": "object", "properties": {"text": {"pattern": pattern}}}
+        as_json = json.dumps({"text": response})
+        score = score_of("json_schema", case(json_schema=schema), trial(as_json))
+        assert score.metrics.get("json_schema", 0.0) == 0.0, pattern
+        assert time.process_time() - started < 10  # CPU: 1 s a search, 2 s a validation at most
+
+
+@pytest.mark.timeout(60)
+def test_a_search_past_its_time_limit_is_an_errored_row_that_fails_the_gate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assay.core import bounded
+
+    monkeypatch.setattr(bounded, "REGEX_TIMEOUT_S", 0.05)
+    slow = r"^(a|aa)+$"  # exponential on the regex module too
+    response = "a" * 5000 + "b"
+    scorers = [create_scorer("regex"), create_scorer("json_schema")]
+    schema = {"properties": {"text": {"pattern": slow}}}
+    cases = {"c1": case(regex=slow, json_schema=schema)}
+    trials = [trial(response), trial(json.dumps({"text": response}), trial=2)]
+    results = run_scorers(scorers, cases, trials)
+    errored = [r for r in results if r.fields.get("error")]
+    assert {(r.scorer, r.trial) for r in errored} >= {("regex", 1), ("json_schema", 2)}
+    for row in errored:
+        assert row.metrics == {} and "limit" in row.fields["error"], row
+    checks = error_checks(results, scorers)
+    assert {c.name for c in checks} >= {"scorer:regex", "scorer:json_schema"}
+    assert all(c.status == "fail" for c in checks)
+    assert "ran over its 0.05 s limit" in checks[0].reason
 
 
 def test_budget() -> None:

@@ -374,3 +374,55 @@ def test_no_per_case_threshold_asks_for_no_per_case_means(monkeypatch: pytest.Mo
     rows = [ScoredTrial(case_id="c", trial=1, condition="x", metrics={"correctness": 4.0})]
     assert thresholds.threshold_misses(results, {}, "x", rows) == []
     assert thresholds.threshold_checks(results, {}, "x", rows) == []
+
+
+def test_rows_of_the_candidate_alone_are_a_comparison_missing_its_baseline(
+    cli: Any, tmp_path: Path
+) -> None:
+    scores = write_jsonl(tmp_path / "scores.jsonl", score_rows("candidate", [5, 5, 4, 5, 5, 4]))
+    ran = cli("score", scores, "--weights", "correctness=1")
+    assert ran.code == 2, ran.stdout
+    assert f"ERROR: {scores}: condition: every row is 'candidate'" in ran.stderr
+    assert "'baseline'" in ran.stderr and "Traceback" not in ran.stderr
+    out = tmp_path / "out"
+    report = cli("report", "--scores", scores, "--weights", "correctness=1", "--out", out)
+    assert report.code == 2 and not out.exists()
+    with pytest.raises(InputError, match="every row is 'candidate'"):
+        assay.evaluate(scores=[ScoreRow.model_validate(r) for r in score_rows("candidate", [5])])
+    # a suite that gates one system, named candidate, says so: gated on its own
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "one"\n[[conditions]]\nname = "candidate"\nmodel = "mock:answer"\n'
+        "[scoring]\nweights = { correctness = 1 }\n",
+        encoding="utf-8",
+    )
+    alone = cli("score", scores, "--suite", suite, "--json")
+    assert alone.code == 0, alone.stderr
+    assert alone.json()["release_gate"]["baseline_compared"] is False
+
+
+def test_numpy_numbers_are_numbers_in_the_python_api() -> None:
+    np = pytest.importorskip("numpy")
+    rows = [
+        {
+            "case_id": f"k{i}",
+            "trial": np.int64(1),
+            "condition": condition,
+            "correctness": np.float64(4.0 + (0.5 if condition == "candidate" else 0.0)),
+            "safety": np.int64(5),
+        }
+        for i in range(8)
+        for condition in ("baseline", "candidate")
+    ]
+    plain = [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in rows]
+    weights = {"correctness": np.float64(0.5), "safety": np.int64(1)}
+    result = assay.evaluate(scores=rows, weights=weights, corpus=["correctness>=4"])
+    expected = assay.evaluate(
+        scores=plain, weights={"correctness": 0.5, "safety": 1}, corpus=["correctness>=4"]
+    )
+    assert result.to_dict() == expected.to_dict()
+    validated = [ScoreRow.model_validate(dict(r, trial=1)) for r in rows]  # numpy extras kept
+    assert (
+        assay.evaluate(scores=validated, weights=weights).to_dict()["comparisons"]
+        == (expected.to_dict()["comparisons"])
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -165,3 +166,66 @@ def test_no_interval_from_games_without_spread(
         "[0.5000, 0.5000]" not in text
         and f"n/a ({data['ratings'][0]['undefined']['ci_low']})" in text
     )
+
+
+def test_rank_and_winrate_agree_on_a_panel_file_with_ties(cli: Any, tmp_path: Path) -> None:
+    """A 3-judge panel's record carries the majority verdict (a tie without one, or when two
+    judges tie) and the votes' share (`preference`): both commands score a game by the share,
+    so with two players the Bradley–Terry strength is the win rate."""
+    from assay.scorers.judge.aggregate import panel_pairwise
+
+    rng = random.Random(34)
+    rows = []
+    for i in range(40):
+        votes = [rng.choice(["a", "b", "b", "tie", "tie"]) for _ in range(3)]
+        per_judge = [
+            {
+                "verdict": v,
+                "confidence": 0.8,
+                "consistent": True,
+                "preference": {"a": 0.0, "b": 1.0, "tie": 0.5}[v],
+                "criteria": {},
+            }
+            for v in votes
+        ]
+        panel = panel_pairwise(per_judge)
+        rows.append(
+            {
+                "case_id": f"lease-{i}",
+                "a": "baseline",
+                "b": "candidate",
+                "judge": "panel",
+                "verdict": panel["verdict"],
+                "preference": panel["preference"],
+            }
+        )
+    assert any(r["verdict"] == "tie" and r["preference"] != 0.5 for r in rows)
+    path = write_jsonl(tmp_path / "panel.jsonl", rows)
+    rate = cli("winrate", "--comparisons", path, "--baseline", "baseline", "--json").json()
+    ranked = cli("rank", "--comparisons", path, "--json").json()
+    win_rate = rate["models"]["candidate"]["win_rate"]
+    strengths = {r["name"]: r["strength"] for r in ranked["ratings"]}
+    assert win_rate == pytest.approx(100 * strengths["candidate"], abs=1e-4)
+    assert ranked["ratings"][0]["name"] == ("candidate" if win_rate > 50 else "baseline")
+
+    # every record a 2-1 split with one judge for candidate and two ties: 66.67% and a
+    # candidate twice as strong, not "only ties"
+    same = [dict(r, verdict="tie", preference=0.6667) for r in rows[:12]]
+    path = write_jsonl(tmp_path / "ties.jsonl", same)
+    rate = cli("winrate", "--comparisons", path, "--baseline", "baseline", "--json").json()
+    ranked = cli("rank", "--comparisons", path, "--json").json()
+    assert rate["models"]["candidate"]["win_rate"] == pytest.approx(66.67)
+    strengths = {r["name"]: r["strength"] for r in ranked["ratings"]}
+    assert strengths["candidate"] == pytest.approx(0.6667, abs=1e-4)
+    assert "only ties" not in json.dumps(ranked)
+    # the report's pairwise table says the same b win rate
+    import assay
+
+    scores = [
+        {"case_id": r["case_id"], "trial": 1, "condition": c, "correctness": 4.0}
+        for r in same
+        for c in ("baseline", "candidate")
+    ]
+    result = assay.evaluate(scores=scores, comparisons=same, weights={"correctness": 1.0})
+    [row] = result.report.pairwise
+    assert row.ties == 12 and row.win_rate_b == pytest.approx(0.6667, abs=1e-4)

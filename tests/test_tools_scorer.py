@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from assay.core.cases import load_cases
 from assay.core.errors import InputError
 from assay.core.records import Case, Trial
+from assay.core.suite import Threshold
 from assay.core.trajectory import json_contains
-from assay.scorers import ScoreContext, create_scorer
+from assay.scorers import Score, ScoreContext, create_scorer
+from assay.scorers.runner import run_scorers
 from assay.scorers.tools import trajectory_matches
+from assay.verdict.deterministic import scored_trials
+from assay.verdict.thresholds import threshold_checks
 from conftest import make_case, write_jsonl
 
 
@@ -304,3 +311,150 @@ def test_the_docs_page_runs_as_written(tmp_path: Path) -> None:
             env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(assay.__file__).parents[1])},
         )  # fmt: skip
         assert done.returncode == code, (argv, done.stdout, done.stderr)
+
+
+def scored(tools: dict[str, Any], steps: list[dict[str, Any]]) -> Score:
+    case = Case.model_validate(make_case("c1", expect={"tools": tools}))
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "base", "runner": "r", "response": "ok",
+         "trajectory": steps}
+    )  # fmt: skip
+    result = asyncio.run(create_scorer("tools").score(ScoreContext.of(case, trial)))
+    assert result is not None
+    return result
+
+
+def test_misses_name_the_tool_the_argument_and_the_step_count() -> None:
+    steps = [
+        TURN,
+        call("lookup_lease", tenant="t1"),
+        call("delete_account", id="t1"),
+        call("escalate", urgency="high"),
+        *([TURN] * 8),
+    ]
+    tools = {
+        "must_call": ["lookup_lease", "notify_landlord"],
+        "must_not_call": ["delete_account"],
+        "args": {"escalate": {"urgency": "high", "reason": "mould"},
+                 "lookup_lease": {"tenant": "t2"}},
+        "order": ["lookup_lease", "escalate"],
+        "max_steps": 8,
+    }  # fmt: skip
+    result = scored(tools, steps)
+    assert result.metrics["tools_correct"] == 0.0 and result.blocker
+    notes = result.fields["notes"]
+    for said in (
+        "notify_landlord never called (must_call)",
+        "calls [lookup_lease, delete_account, escalate] do not match order"
+        " [lookup_lease, escalate] (strict)",
+        "escalate: argument reason missing",
+        'lookup_lease: argument tenant is "t1", expected "t2"',
+        "called forbidden tool delete_account (step 3)",
+        "12 steps > max_steps 8",
+    ):
+        assert said in notes, (said, notes)
+    schema = {**URGENT}
+    wrong = scored({"args": {"escalate": schema}}, [call("escalate", urgency="high")])
+    assert (
+        "escalate: arguments do not match the schema: 'note' is a required property"
+        in (wrong.fields["notes"])
+    )
+    ok = scored({"must_call": ["escalate"]}, [call("escalate")])
+    assert ok.metrics["tools_correct"] == 1.0 and "notes" not in ok.fields
+
+
+def test_the_gate_says_what_a_tools_miss_was() -> None:
+    case = Case.model_validate(
+        make_case("c1", expect={"tools": {"must_not_call": ["delete_account"], "max_steps": 2}})
+    )
+    trial = Trial.model_validate(
+        {"case_id": "c1", "trial": 1, "condition": "cand", "runner": "r", "response": "ok",
+         "trajectory": [TURN, TURN, call("delete_account")]}
+    )  # fmt: skip
+    scorers = [create_scorer("tools")]
+    results = run_scorers(scorers, {"c1": case}, [trial])
+    [check] = threshold_checks(results, {"tools_correct": Threshold(min=1.0)}, "cand")
+    assert check.status == "fail"
+    assert (
+        "c1: tools_correct 0 < min 1 (trial 1: called forbidden tool delete_account (step 3);"
+        " 3 steps > max_steps 2)" in check.reason
+    ), check.reason
+    [row] = scored_trials(results, scorers, [trial])
+    assert [str(f) for f in row.findings] == [
+        "tools: called forbidden tool delete_account (step 3); 3 steps > max_steps 2"
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_unique_items_on_a_huge_argument_is_linear() -> None:
+    """jsonschema's uniqueItems compares objects pairwise: 20,000 of them took minutes."""
+    schema = {"$schema": DIALECT, "properties": {"rows": {"type": "array", "uniqueItems": True}}}
+    rows = [{"id": i, "tags": [str(i)]} for i in range(20_000)]
+    started = time.process_time()
+    unique = scored({"args": {"load": schema}}, [call("load", rows=rows)])
+    repeated = scored(
+        {"args": {"load": schema}}, [call("load", rows=[*rows, {"tags": ["7"], "id": 7.0}])]
+    )
+    assert time.process_time() - started < 10
+    assert unique.metrics["args_match"] == 1.0
+    assert repeated.metrics["args_match"] == 0.0  # {"id": 7.0, ...} equals {"id": 7, ...}
+    assert (
+        scored({"args": {"load": schema}}, [call("load", rows=[1, True])]).metrics["args_match"]
+        == 1.0
+    )  # true is not 1
+
+
+class Fetched(BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        Fetched.hits.append(self.path)
+        body = json.dumps({"type": "object"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.timeout(60)
+def test_refs_resolve_inside_the_schema_only(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Fetched)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/schema.json"
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"type": "object"}')
+    try:
+        inside = {"$schema": DIALECT, "$defs": {"u": {"enum": ["high"]}},
+                  "properties": {"urgency": {"$ref": "#/$defs/u"}}}  # fmt: skip
+        rows = [
+            make_case("ok", expect={"tools": {"args": {"escalate": inside}}}),
+            make_case("web", expect={"tools": {"args": {"escalate": {"$schema": DIALECT, "$ref": url}}}}),
+            make_case("file", expect={"tools": {"args": {"escalate": {"$schema": DIALECT, "$ref": secret.as_uri()}}}}),
+            make_case("self", expect={"tools": {"args": {"escalate": {"$schema": DIALECT, "$ref": "#"}}}}),
+            make_case("json", expect={"json_schema": {"$ref": url}}),
+        ]  # fmt: skip
+        path = write_jsonl(tmp_path / "cases.jsonl", rows)
+        with pytest.raises(InputError) as caught:
+            load_cases(path)
+        text = str(caught.value)
+        assert f"{path}:2: expect.tools.args.escalate: " in text and f"$ref '{url}'" in text
+        assert f"{path}:3: expect.tools.args.escalate: " in text
+        assert f"$ref '{secret.as_uri()}' does not resolve inside the schema" in text
+        assert f"{path}:4: expect.tools.args.escalate: " in text and "refers to itself" in text
+        assert f"{path}:5: expect.json_schema: " in text
+        assert f"{path}:1:" not in text and "RecursionError" not in text
+        assert Fetched.hits == []  # nothing fetched
+        assert (
+            scored({"args": {"escalate": inside}}, [call("escalate", urgency="high")]).metrics[
+                "args_match"
+            ]
+            == 1.0
+        )
+    finally:
+        server.shutdown()
+        server.server_close()

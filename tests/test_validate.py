@@ -105,3 +105,42 @@ def test_duplicate_id_reported_on_a_line_with_other_errors(cli, tmp_path: Path) 
     assert result.code == 2
     assert f"{path}:2: turns:" in result.stderr
     assert f"{path}:2: id: duplicate id 'a' (first on line 1)" in result.stderr
+
+
+def test_patterns_and_schemas_that_cannot_be_bounded_are_refused(cli, tmp_path: Path) -> None:
+    """A regex that does not compile, a JSON Schema `$ref` outside the schema (a URL, a
+    file) or to itself, and `unevaluatedProperties` with `patternProperties`: exit 2 naming
+    file, line and field, before any call."""
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+
+    def args(schema: dict[str, object]) -> dict[str, object]:
+        return {"tools": {"args": {"escalate": {"$schema": dialect, **schema}}}}
+
+    path = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [
+            make_case("ok", expect={"regex": r"^\w+$", **args({"$ref": "#/$defs/a", "$defs": {"a": {}}})}),
+            make_case("r", expect={"regex": "(unclosed"}),
+            make_case("web", expect=args({"$ref": "http://127.0.0.1:9/s.json"})),
+            make_case("file", expect={"json_schema": {"$ref": "file:///etc/passwd"}}),
+            make_case("self", expect=args({"$ref": "#"})),
+            make_case("loop", expect=args({"properties": {"x": {"$ref": "#/properties/y"},
+                                                          "y": {"$ref": "#/properties/x"}}})),
+            make_case("p", expect={"json_schema": {"properties": {"x": {"pattern": "(?<"}}}}),
+            make_case(
+                "u",
+                expect=args({"unevaluatedProperties": False, "patternProperties": {"^x": {}}}),
+            ),
+        ],
+    )  # fmt: skip
+    result = cli("validate", "--cases", path)
+    assert result.code == 2, result.stdout
+    text = result.stderr
+    assert f"{path}:2: expect.regex: " in text and "invalid regular expression" in text
+    assert f"{path}:3: expect.tools.args.escalate: " in text and "http://127.0.0.1:9" in text
+    assert f"{path}:4: expect.json_schema: " in text and "file:///etc/passwd" in text
+    assert f"{path}:5: expect.tools.args.escalate: " in text and "refers to itself" in text
+    assert f"{path}:6: expect.tools.args.escalate: " in text and "refers to itself" in text
+    assert f"{path}:7: expect.json_schema: " in text
+    assert f"{path}:8: expect.tools.args.escalate: " in text and "unevaluatedProperties" in text
+    assert f"{path}:1:" not in text and "Traceback" not in text

@@ -313,16 +313,16 @@ def test_export_refuses_a_taken_or_unwritable_folder_before_any_work(tmp_path: P
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
     refused = invoke("view", "--store", store, "--export", taken)
-    assert refused.code == 2 and "not empty (pass --force" in refused.stderr
+    assert refused.code == 2 and "not empty and is not an earlier export" in refused.stderr
     assert [p.name for p in taken.iterdir()] == ["keep.txt"]
     forced = invoke("view", "--store", store, "--export", taken, "--force")
-    assert forced.code == 0, forced.stderr
-    assert (taken / "index.html").is_file() and not (taken / "keep.txt").exists()
+    assert forced.code == 2 and "even with --force" in forced.stderr  # not the export's
+    assert [p.name for p in taken.iterdir()] == ["keep.txt"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     unwritable = invoke("view", "--store", tmp_path / "none.db", "--export", blocker / "site")
-    assert unwritable.code == 2 and "cannot write there" in unwritable.stderr  # before the store
+    assert unwritable.code == 2 and "a-file: is a file" in unwritable.stderr  # before the store
     assert invoke("view", "--store", store, "--export", blocker).code == 2  # a file, not a folder
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -93,3 +94,46 @@ def test_run_with_view_serves_the_run_page_when_the_run_ends(tmp_path: Path) -> 
         proc.terminate()
         proc.wait(30)
     assert proc.returncode == 1  # the run's exit code after the viewer stops
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "http://ci-user:s3cret-pw@viewer.example/",
+        "https://s3cret-pw@viewer.example:8443/view",
+        "http://127.0.0.1:8766/?token=s3cret-pw",
+        "http://127.0.0.1:8766/#s3cret-pw",
+    ],
+)
+def test_credentials_in_the_viewer_address_are_refused_before_any_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: str
+) -> None:
+    """A password (or a token) in the address would be published in every report: refused
+    before the run's first call, the variable or field named, the secret never printed."""
+    store, out = tmp_path / "s.db", tmp_path / "out"
+    monkeypatch.setenv("ASSAY_VIEW_URL", address)
+    refused = invoke("run", _suite(tmp_path), "--store", store, "--out", out)
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert "ERROR: ASSAY_VIEW_URL: the address" in refused.stderr
+    assert "s3cret-pw" not in refused.stdout + refused.stderr
+    assert _trials(store) == 0 and not out.exists()  # no call made, no report written
+    monkeypatch.delenv("ASSAY_VIEW_URL")
+    in_suite = _suite(tmp_path, VIEWED.replace("http://127.0.0.1:8766/", address))
+    done = invoke("run", in_suite, "--store", store, "--out", out)
+    assert done.code == 2, done.stdout + done.stderr
+    assert "[report]" in done.stderr or "report.view_url" in done.stderr
+    assert "view_url" in done.stderr and "s3cret-pw" not in done.stdout + done.stderr
+    assert not out.exists()
+    assert _trials(store) == 0
+
+
+def _trials(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(store) as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        return (
+            int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+            if "trials" in tables
+            else 0
+        )

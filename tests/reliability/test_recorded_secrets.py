@@ -151,3 +151,48 @@ def test_scrub_decodes_json_escapes_before_redacting() -> None:
         "case_id": "x",
     }
     assert scrub_record(record, []) == {**record, "model": "[redacted]"}
+
+
+CLI_AGENT = """#!{python}
+import sys
+print("answered by " + sys.argv[0].rsplit("/", 1)[-1])
+"""
+
+
+def test_a_key_in_a_command_runners_arguments_is_never_recorded(tmp_path: Path) -> None:
+    """`command:my-cli --api-key $MY_TOKEN` (the shell expands the variable): the spec is
+    recorded as each trial's runner and in the run's settings; with the key's value in a
+    variable named like a secret, neither the store, the --output, the report nor the
+    viewer's export holds it, and nothing printed does."""
+    key = f"tok{uuid.uuid4().hex}"
+    agent = tmp_path / "my-cli"
+    agent.write_text(CLI_AGENT.format(python=sys.executable))
+    agent.chmod(0o755)
+    env = {**os.environ, "MY_TOKEN": key}
+    cases = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [make_case(f"c{i}", expect={"contains": ["answered"]}) for i in range(2)],
+    )
+    spec = f"command:{agent} --api-key {key}"
+    commands = [
+        ["run", "--cases", str(cases), "--model", spec, "--format", "text", "--allow-unmetered",
+         "--store", "assay.db", "--output", "trials.jsonl"],
+        ["report", "--trials", "trials.jsonl", "--cases", str(cases), "--scorer", "contains",
+         "--out", "report",
+         "--format", "md,json,junit,html"],
+        ["view", "--store", "assay.db", "--export", "site"],
+    ]  # fmt: skip
+    streams: list[str] = []
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *command],
+            cwd=tmp_path, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode in (0, 1, 3), (command, done.stderr)
+        streams += [done.stdout, done.stderr]
+    trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
+    assert trials and all(t["response"].startswith("answered by my-cli") for t in trials)
+    assert all(t["runner"].endswith("--api-key [redacted]") for t in trials), trials
+    assert (tmp_path / "site").is_dir()
+    assert holding(tmp_path, [key]) == []
+    assert not [s for s in streams if key in s]

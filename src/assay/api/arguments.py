@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from assay.core.errors import InputError
+from assay.core.numbers import plain_number
 from assay.core.text import cut
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,8 +61,20 @@ def checked(function: F, name: str) -> F:
     return typing.cast(F, call)
 
 
+def plain(value: Any, depth: int = 3) -> Any:
+    """`value` with numpy's numbers (and other `numbers.Real`) as Python's, in it and in the
+    dicts, lists and tuples it holds (`depth` levels down): `np.float64(4.0)` is 4.0."""
+    if isinstance(value, dict) and depth:
+        return {key: plain(item, depth - 1) for key, item in value.items()}
+    if isinstance(value, list | tuple) and depth:
+        return type(value)(plain(item, depth - 1) for item in value)
+    return plain_number(value)
+
+
 def _valid(name: str, argument: str, hint: Any, value: Any) -> Any:
-    """`value` validated against `hint` (strict), or an InputError naming the argument."""
+    """`value` validated against `hint` (strict; numpy numbers as Python's, `plain`), or an
+    InputError naming the argument."""
+    value = plain(value)
     try:
         return _adapter(hint).validate_python(value)
     except ValidationError as exc:

@@ -116,6 +116,7 @@ def evaluate(
             "ERROR: nothing to report: give --scores, or trials (--trials/--run) with scorers"
             " (--scorer/--suite)"
         )
+    _check_comparison(judged, trial_rows, config, loaded, scores)
     catalogue = _cases(cases, config)
     if catalogue is not None and judged and isinstance(scores, str | Path):
         join_cases(judged, catalogue, scores)
@@ -138,6 +139,30 @@ def evaluate(
     if out_path is not None:
         result.write_reports(out_path)
     return result
+
+
+def _check_comparison(
+    judged: Sequence[ScoredTrial],
+    trials: Sequence[Trial],
+    config: EvalConfig,
+    suite: Suite | None,
+    scores: object,
+) -> None:
+    """Score rows whose only condition (with the trials') is the gate's candidate are a
+    comparison missing its baseline, not a single system: an input error naming them, unless the suite gates a
+    single system (one `[[conditions]]`, the candidate)."""
+    conditions = {r.condition for r in judged} | {t.condition for t in trials}
+    if not judged or conditions != {config.candidate}:
+        return  # trials alone of the candidate: its deterministic checks, gated on their own
+    if suite is not None and [c.name for c in suite.conditions] == [config.candidate]:
+        return
+    where = scores if isinstance(scores, str | Path) else "scores"
+    raise InputError(
+        f"ERROR: {where}: condition: every row is {config.candidate!r}, the gate's candidate,"
+        f" and none is {BASELINE!r}: a comparison without its baseline. Add the baseline's"
+        " rows, or gate a single system: name its condition otherwise (rows of one other"
+        " condition are gated on their own) or use a suite whose one [[conditions]] is it"
+    )
 
 
 def _check_out(out: Path, suite: Suite | None, store: Path, *given: object) -> None:

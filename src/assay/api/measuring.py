@@ -219,12 +219,16 @@ def rank(
     comparisons: Source | Sequence[Comparison], *, bootstrap: int = 200, seed: int = 0
 ) -> Ranking:
     """Rank every model or condition by Bradley–Terry strength (each comparison is one game,
-    ties half a win each, judges pooled); `bootstrap` resamples (0: none) give the CIs."""
+    scored as `winrate` scores it: its `preference` when it has one, a panel's share of the
+    votes, else its verdict, a tie half a win each; judges pooled); `bootstrap` resamples
+    (0: none) give the CIs."""
     from assay.measure.bradley_terry import rank as bradley_terry
 
     if bootstrap < 0:
         raise InputError(f"ERROR: --bootstrap: must be 0 or more, got {bootstrap}")
-    games = [(c.a, c.b, c.verdict) for c in _comparisons(comparisons)]
+    from assay.measure.inputs import prob_b_wins
+
+    games = [(c.a, c.b, prob_b_wins(c)) for c in _comparisons(comparisons)]
     try:
         ratings = bradley_terry(games, bootstrap=bootstrap, seed=seed)
     except ValueError as exc:

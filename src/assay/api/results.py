@@ -39,6 +39,28 @@ class Judged:
     """Why judging stopped early ("budget", "interrupted"), if it did."""
     failures: list[str] = field(default_factory=list)
     """Items whose judging failed (the first 20), for people."""
+    total: int = 0
+    """Items to judge."""
+    failed_by: dict[str, int] = field(default_factory=dict)
+    """Items whose judging failed, by the judge that failed them."""
+
+    @property
+    def gap(self) -> str | None:
+        """Why the judges' scores are missing when the judging did not finish, blaming the
+        judge (which one, how many items, the first failure), or None when it finished."""
+        if not self.exit_code:
+            return None
+        parts = [
+            f"judge {judge} could not judge {count} of {self.total} item(s)"
+            for judge, count in sorted(self.failed_by.items())
+        ]
+        if self.stopped == "budget":
+            parts.append("judging stopped: the budget cannot cover another judge call")
+        elif self.stopped:
+            parts.append(f"judging stopped ({self.stopped})")
+        first = f" (first: {self.failures[0]})" if self.failures else ""
+        what = "; ".join(parts) or "some items were not judged"
+        return f"judging did not finish: {what}{first}; run again to resume"
 
 
 @dataclass

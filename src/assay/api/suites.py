@@ -79,6 +79,7 @@ def evaluate_run(
                 cases={c.id: c for c in catalogue},
                 planned_trials=request.trials,
                 sequential=stop,
+                judging=judged.gap,
             ),
             config,
             store=store.path,
@@ -194,6 +195,8 @@ def judge_trials(
             exit_code=result.exit_code,
             stopped=result.stopped,
             failures=result.failures,
+            total=result.total,
+            failed_by=result.failed_by,
         )
     return Judged(
         scores=result.score_rows,
@@ -201,4 +204,6 @@ def judge_trials(
         exit_code=result.exit_code,
         stopped=result.stopped,
         failures=result.failures,
+        total=result.total,
+        failed_by=result.failed_by,
     )

@@ -5,13 +5,12 @@ or written as static files (`export_view`); and the viewer's address of a run or
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.core.errors import InputError
-from assay.core.suite import VIEW_URL
+from assay.core.suite import view_url_problem
 from assay.view.links import Links
 
 if TYPE_CHECKING:
@@ -76,12 +75,17 @@ def open_viewer(store: Path, host: str, port: int, token: str | None) -> Viewer:
 
 
 def export_view(store: Path, folder: Path, *, force: bool = False) -> Exported:
-    """Write the explorer of `store` as static files into `folder` (`view/export.py`): an
-    existing non-empty folder is refused unless `force`, and one that cannot be written is
-    refused before any page is made (InputError, exit 2)."""
-    from assay.view.export import check_target, export
+    """Write the explorer of `store` as static files into `folder` (`view/export.py`): a
+    folder that holds the store or the current folder, or anything an export did not write,
+    is refused, an earlier export is replaced only with `force`, and one that cannot be
+    written is refused before any page is made (InputError, exit 2; `view/target.py`)."""
+    from assay.core.writable import Output, prove_writable
+    from assay.view.export import export
+    from assay.view.target import check_target, protected_paths
 
-    check_target(folder, force).rmdir()  # refused before the store is read
+    # refused before the store is read
+    target = check_target(folder, force, protected_paths(store))
+    prove_writable(Output("--export", target.parent, folder=True))
     from assay.store.views import ReadOnlyStore
 
     readonly = ReadOnlyStore(store)
@@ -94,13 +98,14 @@ def export_view(store: Path, folder: Path, *, force: bool = False) -> Exported:
 def view_base_url(configured: str | None = None) -> str | None:
     """The viewer's address the reports link to: `ASSAY_VIEW_URL`, else the suite's
     `[report] view_url`; None when neither is set. InputError for an address that is not
-    plain http(s)."""
+    plain http(s), or that holds credentials, a query or a fragment (`view_url_problem`: the
+    address is not repeated, so a password in it is not printed either)."""
     value = os.environ.get(VIEW_URL_VARIABLE, "").strip()
-    if value and not re.match(VIEW_URL, value):
-        raise InputError(
-            f"ERROR: {VIEW_URL_VARIABLE}: {value!r} is not an http:// or https:// address"
-            " (without spaces, quotes, brackets or angle brackets)"
-        )
+    problem = view_url_problem(value) if value else None
+    if problem is not None:
+        raise InputError(f"ERROR: {VIEW_URL_VARIABLE}: the address {problem}")
+    if configured is not None and (problem := view_url_problem(configured)) is not None:
+        raise InputError(f"ERROR: [report] view_url: the address {problem}")
     chosen = (value or configured or "").rstrip("/")
     return chosen or None
 

@@ -35,7 +35,7 @@ COMMANDS = {
     "bias": "Audit each judge for position bias and length bias.",
     "judge-bench": "Benchmark a judge on public human-labelled pairwise sets",
     "winrate": "Raw win rate (ties half) with its standard error, and optionally the LC win rate.",
-    "rank": "Rank models by Bradley–Terry strength (ties half a win each, judges pooled).",
+    "rank": "Rank models by Bradley–Terry strength (games scored as winrate scores them, judges pooled).",
     "report": "Write the reports: Markdown for a PR comment, JSON (assay schema report), JUnit"
     " XML, and a self-contained HTML page.",
     "history": "Rolling agreement with human spot checks, score drift between runs, length bias,"

@@ -6,6 +6,12 @@ step prints, stdout or stderr: a line that starts with `::` (after blanks: `::ad
 did not write (condition labels, case ids, a server's error text, a judge's reply), so there
 every line printed here is made inert (`inert_lines`) except assay's own annotations
 (`annotate`, made by `assay.api.ci.command`).
+
+Everywhere, every line printed here has its control characters shown as escapes
+(`core/text.py` `terminal_safe`): text from outside (a provider's error body, an agent's
+exception, a case id, a response) cannot send a terminal or a CI log ANSI CSI or OSC
+sequences (a clipboard write, a hidden link, a rewritten line). JSON output keeps its value:
+the controls JSON leaves raw (DEL, U+0080-U+009F) are written as `\\u` escapes.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from assay.core.text import terminal_safe
+
 if TYPE_CHECKING:
     from assay.api.running import Spent, Tick
 
@@ -26,6 +34,8 @@ if TYPE_CHECKING:
 # good measure at every other break `str.splitlines` knows.
 _LINE_START = re.compile(r"(^|[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029])(\s*)::")
 LEGACY_COMMAND = "##["
+# The control characters json.dumps(ensure_ascii=False) writes raw: DEL and C1.
+_JSON_RAW_CONTROL = re.compile("[\x7f-\x9f]")
 
 
 def on_github_actions() -> bool:
@@ -40,6 +50,7 @@ def inert_lines(text: str) -> str:
 
 
 def _write(stream: Any, text: str) -> None:
+    text = terminal_safe(text)
     stream.write((inert_lines(text) if on_github_actions() else text) + "\n")
 
 
@@ -55,14 +66,16 @@ def err(line: str) -> None:
 
 def annotate(command: str, *, stderr: bool = False) -> None:
     """One of assay's own workflow commands (`assay.api.ci.command`: its message and
-    properties escaped into one line), printed as it is for the runner to obey."""
-    (sys.stderr if stderr else sys.stdout).write(command + "\n")
+    properties escaped into one line), printed for the runner to obey (its control
+    characters shown as escapes: `terminal_safe`)."""
+    (sys.stderr if stderr else sys.stdout).write(terminal_safe(command) + "\n")
 
 
 def print_json(value: Any) -> None:
     """`value` as indented JSON. On GitHub Actions `##[` in a string is written `##\\u005b`,
     the same JSON value (no line of indented JSON starts with `::`)."""
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    text = _JSON_RAW_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     if on_github_actions():
         text = text.replace(LEGACY_COMMAND, "##\\u005b")
     sys.stdout.write(text + "\n")

@@ -21,7 +21,7 @@ def rank_command(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
 ) -> None:
-    """Rank models by Bradley–Terry strength (ties half a win each, judges pooled)."""
+    """Rank models by Bradley–Terry strength (games scored as winrate scores them, judges pooled)."""
     from assay.api.measuring import rank
 
     result = rank(comparisons, bootstrap=bootstrap, seed=seed)

@@ -39,8 +39,13 @@ def report(
         typer.Option(help="A suite file: scorers, thresholds, weights, gate and report settings."),
     ] = None,
     output_format: Annotated[
-        str, typer.Option("--format", help="Comma-separated: md, json, junit, html.")
-    ] = "md,json,junit",
+        str | None,
+        typer.Option(
+            "--format",
+            help="Comma-separated: md, json, junit, html (default: the suite's [report]"
+            " formats, else md,json,junit).",
+        ),
+    ] = None,
     labels: Annotated[
         Path | None,
         typer.Option(

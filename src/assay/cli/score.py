@@ -90,8 +90,8 @@ def score(
     gate: Annotated[
         Literal["seed", "stats"] | None,
         typer.Option(
-            help="Gate mode: stats (paired deltas, betting intervals over cases, default) or"
-            " seed (the old rule)."
+            help="Gate mode: stats (intervals over the per-case paired deltas, default) or seed"
+            " (the old rule)."
         ),
     ] = None,
     candidate: Annotated[

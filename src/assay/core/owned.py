@@ -1,5 +1,7 @@
 """Files a command writes into a folder the user names, replaced only when the command wrote
-them: `assay import --output DIR` (cases.jsonl, trials.jsonl, scores.jsonl, suite.toml).
+them: `assay import --output DIR` (cases.jsonl, trials.jsonl, scores.jsonl, suite.toml), and
+`assay view --export DIR` (a whole folder tree, replaced only when nothing else is in it:
+`foreign`).
 
 The command records what it wrote in a manifest beside the files (`.assay-import.json`: each
 file's SHA-256). A later run replaces a file only when the manifest names it with the hash the
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +96,46 @@ class Owned:
             if expected is not None and path.is_file() and file_sha256(path) == expected:
                 with contextlib.suppress(OSError):
                     path.unlink()
-        files = {path.name: file_sha256(path) for path in written}
+        files = {self._key(path): file_sha256(path) for path in written}
         data = {"written_by": self.writer, "files": dict(sorted(files.items()))}
         write_bytes_atomic(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+
+    def _key(self, path: Path) -> str:
+        """A written file's name in the manifest: its path under the folder."""
+        try:
+            return path.relative_to(self.folder).as_posix()
+        except ValueError:
+            return path.name
+
+    def foreign(self) -> list[str] | None:
+        """What the folder holds (its sub-folders walked, links not followed) that the manifest
+        does not record as written and unchanged: paths under the folder, a folder with a
+        trailing `/`; None when the folder has no manifest of this command's."""
+        recorded = self.recorded() if self.path.is_file() else None
+        if not recorded:
+            return None
+        folders = {p.as_posix() for name in recorded for p in Path(name).parents}
+        found = []
+        for name, is_folder in entries(self.folder):
+            if name == self.manifest:
+                continue
+            if is_folder:
+                if name not in folders:
+                    found.append(name + "/")
+            elif (self.folder / name).is_symlink():
+                found.append(name)  # the command writes no link
+            elif recorded.get(name) != file_sha256(self.folder / name):
+                found.append(name)
+        return sorted(found)
+
+
+def entries(folder: Path, prefix: str = "") -> Iterator[tuple[str, bool]]:
+    """(path under `folder`, is a folder) of everything in it, links not followed."""
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            name = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                yield name, True
+                yield from entries(Path(entry.path), name + "/")
+            else:
+                yield name, False

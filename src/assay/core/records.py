@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from assay.core.bounded import compile_regex, schema_validator
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error
 from assay.core.trajectory import Step, ToolsExpect
@@ -63,8 +65,22 @@ class ContextDoc(Record):
     title: str | None = None
 
 
+def _compiles(pattern: str) -> str:
+    compile_regex(pattern)
+    return pattern
+
+
+def _checked_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    schema_validator(schema)
+    return schema
+
+
 class Expect(Record):
-    """What deterministic scorers check a response against."""
+    """What deterministic scorers check a response against.
+
+    `regex` must compile and `json_schema` must be a valid JSON Schema whose references stay
+    inside it (core/bounded.py): checked when the catalogue is read, so a bad one is refused
+    naming file, line and field before any call."""
 
     model_config = ConfigDict(extra="forbid")
     refuse: bool | None = None
@@ -73,8 +89,8 @@ class Expect(Record):
     retrieve: list[NonEmpty] | None = None
     contains: list[str] | None = None
     not_contains: list[str] | None = None
-    regex: str | None = None
-    json_schema: dict[str, Any] | None = None
+    regex: Annotated[str, AfterValidator(_compiles)] | None = None
+    json_schema: Annotated[dict[str, Any], AfterValidator(_checked_schema)] | None = None
     tools: ToolsExpect | None = None
     """What the trial's tool calls must do (core/trajectory.py; the `tools` scorer)."""
 

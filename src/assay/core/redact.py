@@ -38,6 +38,10 @@ _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
 # carry any key: it is scrubbed as metadata.
 CONTENT_FIELDS = frozenset({"text", "response", "state"})
 METADATA_FIELDS = frozenset({"model", "usage", "error", "error_detail", "trajectory"})
+# The system under test as the user named it (`command:my-cli --api-key KEY`, its value
+# expanded by the shell from a variable named like a secret): scrubbed of the secret values
+# assay holds only, so a spec keeps its spelling otherwise.
+SPEC_FIELDS = frozenset({"runner"})
 
 
 def secret_values() -> list[str]:
@@ -217,8 +221,8 @@ def scrub_record(record: dict[str, Any], secrets: Sequence[str] | None = None) -
     model call passes (the call cache's replies and the trials, engine/calls.py and
     engine/runner.py).
 
-    Content fields (`CONTENT_FIELDS`) lose the secret values assay holds (`scrub_known`);
-    metadata fields (`METADATA_FIELDS`: the reply's `model`, usage keys, error and its
+    Content fields (`CONTENT_FIELDS`) and the runner's spec (`SPEC_FIELDS`) lose the secret
+    values assay holds (`scrub_known`); metadata fields (`METADATA_FIELDS`: the reply's `model`, usage keys, error and its
     detail) lose every key shape too (`scrub`), since a provider may put a key anywhere.
     Identity fields (case, condition, trial, run) are left as they are.
     """
@@ -227,7 +231,7 @@ def scrub_record(record: dict[str, Any], secrets: Sequence[str] | None = None) -
     for key, value in record.items():
         if value is None:
             continue
-        if key in CONTENT_FIELDS:
+        if key in CONTENT_FIELDS or key in SPEC_FIELDS:
             scrubbed[key] = scrub_known_value(value, secrets)
         elif key in METADATA_FIELDS:
             scrubbed[key] = _scrub_value(value, secrets)

@@ -33,6 +33,7 @@ from pydantic import (
 
 from assay.core.errors import InputError
 from assay.core.jsonl import describe_validation_error, read_text
+from assay.core.numbers import plain_number
 
 Scale = Literal["1-3", "1-5", "1-10"]
 Strictness = Literal["lenient", "balanced", "strict"]
@@ -53,15 +54,21 @@ def scale_bounds(scale: str) -> tuple[int, int]:
 
 def normalise(weights: Mapping[str, float], where: str = "weights") -> dict[str, float]:
     """Weights scaled to sum to 1; negative, non-finite or all-zero weights are an error."""
-    for name, value in weights.items():
+    numbers: dict[str, float] = {}
+    for name, given in weights.items():
+        value = plain_number(given)  # np.float64, np.int64: numbers
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"ERROR: {where}: {name}: must be a number")
         if not math.isfinite(value) or value < 0:
             raise InputError(f"ERROR: {where}: {name}: must be a finite number >= 0, got {value}")
-    total = float(sum(weights.values()))
-    if not weights or total <= 0:
+        numbers[name] = float(value)
+    largest = max(numbers.values(), default=0.0)
+    if largest <= 0:
         raise InputError(f"ERROR: {where}: at least one weight must be above 0")
-    return {name: float(value) / total for name, value in weights.items()}
+    # scaled by the largest first: weights of 1e308 sum past the largest float (to inf)
+    scaled = {name: value / largest for name, value in numbers.items()}
+    total = math.fsum(scaled.values())
+    return {name: value / total for name, value in scaled.items()}
 
 
 def parse_weights(text: str) -> dict[str, float]:

@@ -10,6 +10,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -272,6 +273,30 @@ class GateSection(SuiteModel):
 VIEW_URL = r"^https?://[^\s()<>\[\]\"'`]+$"
 
 
+def view_url_problem(value: str) -> str | None:
+    """Why `value` cannot be the viewer's address the reports link to (None: it can): not
+    plain http(s); credentials (`user:password@host`), which every report would publish; a
+    query or fragment (a `?token=` would be published too, and the reports append each
+    page's path to the address). The message never repeats the address."""
+    if not re.match(VIEW_URL, value):
+        return (
+            "is not an http:// or https:// address (without spaces, quotes, brackets or angle"
+            " brackets)"
+        )
+    parts = urlsplit(value)
+    if "@" in parts.netloc:
+        return (
+            "holds credentials (user:password@host): every report would publish them; give"
+            " the address without them"
+        )
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        return (
+            "has a query or fragment (?... or #...): the reports append each page's path to"
+            " the address, and would publish a token in it; give the address alone"
+        )
+    return None
+
+
 class ReportSection(SuiteModel):
     """[report]: which files the run writes, how many worst regressions they list, and how
     many cases the HTML report's drill-down shows."""
@@ -280,9 +305,18 @@ class ReportSection(SuiteModel):
     worst: int = Field(default=10, ge=0)
     drilldown: int = Field(default=20, ge=0)
     title: str | None = None
-    view_url: str | None = Field(default=None, pattern=VIEW_URL)
+    view_url: str | None = None
     """Where `assay view` serves this store (`http://host:port`): the reports then link the
-    run and each case to it (the ASSAY_VIEW_URL environment variable takes precedence)."""
+    run and each case to it (the ASSAY_VIEW_URL environment variable takes precedence).
+    Refused with credentials, a query or a fragment (`view_url_problem`)."""
+
+    @field_validator("view_url")
+    @classmethod
+    def _linkable(cls, value: str | None) -> str | None:
+        problem = view_url_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class SourceSection(SuiteModel):

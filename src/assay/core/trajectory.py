@@ -17,8 +17,7 @@ scorer (scorers/tools.py) checks them.
 from __future__ import annotations
 
 import json
-from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +28,10 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
+
+from assay.core.bounded import schema_valid
+from assay.core.bounded import schema_validator as bounded_validator
+from assay.core.text import cut
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -173,39 +176,19 @@ def is_schema(expected: dict[str, Any]) -> bool:
     return "$schema" in expected
 
 
-@cache
-def _validator(text: str) -> Validator:
-    # jsonschema is imported here, when a schema is given: `assay run` starts without it.
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    schema = json.loads(text)
-    if not isinstance(schema["$schema"], str):
-        raise ValueError("$schema must name a JSON Schema dialect, e.g. " + DIALECT)
-    kind = validator_for(schema, default=cast("Any", None))  # (None: a dialect it lacks)
-    if kind is None:
-        raise ValueError(f"unknown $schema {schema['$schema']!r} (use {DIALECT})")
-    try:
-        kind.check_schema(schema)
-    except SchemaError as exc:
-        raise ValueError(f"invalid JSON Schema: {exc.message}") from None
-    validator: Validator = kind(schema)
-    return validator
-
-
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
-
-
 def schema_validator(schema: dict[str, Any]) -> Validator:
-    """The validator of a tool's argument schema (checked; ValueError saying what is wrong)."""
-    return _validator(json.dumps(schema, sort_keys=True))
+    """The validator of a tool's argument schema, checked and bounded (core/bounded.py:
+    references inside the schema only, patterns and validation time-limited); ValueError
+    saying what is wrong."""
+    return bounded_validator(schema, require_dialect=True)
 
 
 def arguments_match(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
     """Whether a call's arguments meet an `expect.tools.args` value: valid against it when it
-    is a JSON Schema (`is_schema`), else containing it as a JSON subset (`json_contains`)."""
+    is a JSON Schema (`is_schema`), else containing it as a JSON subset (`json_contains`).
+    Raises LimitExceeded when checking the schema runs past a limit (core/bounded.py)."""
     if is_schema(expected):
-        return bool(schema_validator(expected).is_valid(arguments))
+        return schema_valid(schema_validator(expected), arguments)
     return json_contains(arguments, expected)
 
 
@@ -226,6 +209,39 @@ def json_contains(actual: Any, expected: Any) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return isinstance(expected, bool) and isinstance(actual, bool) and actual == expected
     return bool(actual == expected)
+
+
+def subset_difference(actual: Any, expected: Any, path: str = "") -> str | None:
+    """Where `actual` first fails to contain `expected` as a JSON subset (`json_contains`),
+    in words: `argument reason missing`, `argument urgency is "low", expected "high"`; None
+    when it contains it."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key, value in expected.items():
+            at = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                return f"argument {at} missing"
+            found = subset_difference(actual[key], value, at)
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, list) and isinstance(actual, list) and len(actual) == len(expected):
+        for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            found = subset_difference(a, e, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if json_contains(actual, expected):
+        return None
+    what = f"argument {path}" if path else "the arguments"
+    return f"{what} is {_shown(actual)}, expected {_shown(expected)}"
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return cut(text, 80)
 
 
 def _checked_args(expected: dict[str, Any]) -> dict[str, Any]:

@@ -1,15 +1,18 @@
 """Bradley–Terry strengths from pairwise games, with bootstrap confidence intervals.
 
-Each comparison record is one game between its `a` and `b`; a tie counts half a win to each side;
+Each comparison record is one game between its `a` and `b`, scored as `assay winrate` scores it
+(`measure.inputs.prob_b_wins`): by its `preference` (P(b beats a): a panel's or a shuffled
+judge's share of the votes) when it has one, else by its verdict, a tie half a win to each side;
 games are pooled across judges. The fit is the unregularised maximum likelihood of
 P(i beats j) = σ(β_i − β_j) on the aggregated win counts (scipy's L-BFGS-B with the exact
 gradient, to a gradient tolerance of 1e-9), with the first player's β fixed at 0. Strengths are exp(β) normalised to
 sum to 1. The MLE exists only when the win graph is strongly connected (every player both wins
 and loses against the rest, directly or not); otherwise the command reports it instead of
 printing meaningless numbers. Bootstrap intervals resample whole games with replacement (a
-game is a win for one side or a tie): each resample draws as many games as were played, over
+game is a win for one side, a tie, or a share of votes): each resample draws as many games as were played, over
 the (pair, outcome) cells in proportion to their counts, and is refitted; the interval is the
-2.5th and 97.5th percentiles of the refitted strengths. There is no interval (None, and the
+2.5th and 97.5th percentiles of the refitted strengths (a game scored by a share of votes keeps
+that share in every resample that draws it). There is no interval (None, and the
 reason in `Rating.undefined`) when a resample has no maximum-likelihood strengths (a player
 never loses, or never wins, in it: too few games, and its refit would be an arbitrary point
 where the optimiser stopped), or when every resample gives the same strengths (ties only, or
@@ -30,6 +33,10 @@ from threadpoolctl import threadpool_limits
 
 WIN = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
+Outcome = str | float
+"""A game's outcome: the verdict ("a", "b", "tie"), or P(b beats a) in [0, 1] (a panel's or
+a shuffled judge's share of the votes, `Comparison.preference`)."""
+
 
 @dataclass
 class Rating:
@@ -45,27 +52,39 @@ class Rating:
 
 @dataclass
 class Games:
-    """Aggregated games: for each unordered pair (i < j), how many times i scored over j."""
+    """Aggregated games: for each unordered pair (i < j), how many times i scored over j, and
+    the distinct outcomes played (`cell`: the pair's index, `score`: i's score of a game,
+    `count`: games with that outcome), which the bootstrap resamples whole."""
 
     names: list[str]
     i: np.ndarray
     j: np.ndarray
-    wins_i: np.ndarray  # score of i (ties half)
+    wins_i: np.ndarray  # score of i (ties half, a share of votes as it is)
     wins_j: np.ndarray
     ties: np.ndarray  # games of the pair that were ties (counted half in wins_i and wins_j)
+    cell: np.ndarray
+    score: np.ndarray
+    count: np.ndarray
 
     @property
     def total(self) -> np.ndarray:
         return np.asarray(self.wins_i + self.wins_j, dtype=float)
 
 
-def aggregate(pairs: Sequence[tuple[str, str, str]]) -> Games:
-    """(a, b, verdict) games → per-pair scores; self-games are ignored."""
+def score_of_a(outcome: Outcome) -> float:
+    """a's score of one game: 1 a win, 0 a loss, 0.5 a tie, 1 − P(b beats a) for a share."""
+    if isinstance(outcome, str):
+        return WIN[outcome]
+    return 1.0 - float(outcome)
+
+
+def aggregate(pairs: Sequence[tuple[str, str, Outcome]]) -> Games:
+    """(a, b, outcome) games → per-pair scores; self-games are ignored."""
     names = sorted({p for a, b, _ in pairs for p in (a, b)})
     index = {name: k for k, name in enumerate(names)}
     a = np.fromiter((index[p[0]] for p in pairs), dtype=np.int64, count=len(pairs))
     b = np.fromiter((index[p[1]] for p in pairs), dtype=np.int64, count=len(pairs))
-    score_a = np.fromiter((WIN[p[2]] for p in pairs), dtype=float, count=len(pairs))
+    score_a = np.fromiter((score_of_a(p[2]) for p in pairs), dtype=float, count=len(pairs))
     keep = a != b
     a, b, score_a = a[keep], b[keep], score_a[keep]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
@@ -76,21 +95,33 @@ def aggregate(pairs: Sequence[tuple[str, str, str]]) -> Games:
     wins_lo = np.bincount(inverse, weights=score_lo, minlength=len(cells))
     count = np.bincount(inverse, minlength=len(cells)).astype(float)
     ties = np.bincount(inverse, weights=(score_lo == 0.5), minlength=len(cells))
-    return Games(names, cells // k, cells % k, wins_lo, count - wins_lo, ties)
+    outcomes, played = np.unique(np.column_stack([inverse, score_lo]), axis=0, return_counts=True)
+    return Games(
+        names,
+        cells // k,
+        cells % k,
+        wins_lo,
+        count - wins_lo,
+        ties,
+        outcomes[:, 0].astype(np.int64) if len(outcomes) else np.zeros(0, dtype=np.int64),
+        outcomes[:, 1] if len(outcomes) else np.zeros(0),
+        played.astype(float),
+    )
 
 
 def resample_games(games: Games, rng: np.random.Generator, size: int) -> np.ndarray:
     """`size` game-level bootstrap resamples: rows of (wins_i, wins_j) per pair, concatenated.
 
     Every game is drawn whole, so a resample has as many games as were played and each game
-    keeps its full variance (a tie stays one game worth half a win to each side)."""
-    outright_i = games.wins_i - games.ties / 2
-    outright_j = games.wins_j - games.ties / 2
-    counts = np.concatenate([outright_i, outright_j, games.ties])
-    draws = rng.multinomial(round(float(counts.sum())), counts / counts.sum(), size=size)
-    m = len(games.i)
-    half_ties = draws[:, 2 * m :] / 2.0
-    return np.hstack([draws[:, :m] + half_ties, draws[:, m : 2 * m] + half_ties])
+    keeps its full variance (a tie stays one game worth half a win to each side, a share of
+    votes one game worth that share)."""
+    draws = rng.multinomial(round(float(games.count.sum())), games.count / games.count.sum(), size)
+    shares = np.zeros((len(games.cell), len(games.i)))  # outcome → i's score in its pair
+    shares[np.arange(len(games.cell)), games.cell] = games.score
+    played = np.zeros_like(shares)
+    played[np.arange(len(games.cell)), games.cell] = 1.0
+    wins_i = draws @ shares
+    return np.hstack([wins_i, draws @ played - wins_i])
 
 
 def strongly_connected(
@@ -159,7 +190,7 @@ def fit_strengths(
 
 
 def rank(
-    pairs: Sequence[tuple[str, str, str]], *, bootstrap: int = 200, seed: int = 0
+    pairs: Sequence[tuple[str, str, Outcome]], *, bootstrap: int = 200, seed: int = 0
 ) -> list[Rating]:
     """Ratings, strongest first. Raises ValueError when the MLE does not exist."""
     # tiny problems: one BLAS thread is far faster than several contending for the cores
@@ -167,7 +198,7 @@ def rank(
         return _rank(pairs, bootstrap, seed)
 
 
-def _rank(pairs: Sequence[tuple[str, str, str]], bootstrap: int, seed: int) -> list[Rating]:
+def _rank(pairs: Sequence[tuple[str, str, Outcome]], bootstrap: int, seed: int) -> list[Rating]:
     games = aggregate(pairs)
     if len(games.names) < 2 or len(games.i) == 0:
         raise ValueError("need games between at least two different players")

@@ -23,8 +23,12 @@ of its cases shared with another model of known lengths gets no LC figure (`NEED
 Fitted alone, without the difficulty term, the length slope absorbs the instructions'
 difficulty and the prediction at length zero extrapolates: on AlpacaEval 2's annotations,
 each model fitted on its own file is 6.65 points off the leaderboard on average and up to 28
-(gpt-3.5-turbo-1106: 37.80 against 19.30), against 0.7–1.3 points with two to ten models in
-the file. Nor is there an LC figure (or a standard error) when every comparison went the same
+(gpt-3.5-turbo-1106: 37.80 against 19.30). With other models in the file
+(`bench/lc_models_per_file.py`, the 47 non-gamed models, 120 random files per size) the
+figures are on average 1.34 points off with two models per file (median 0.90, 95th
+percentile 5.0, up to 11.4: claude-2 beside FuseChat-Llama-3.2-3B, a much stronger and
+longer model, whose outcomes then fix the instructions' difficulty), 1.28 with five (up to
+13.3), 1.19 with ten (up to 10.7) and 0.92 with all 47 (up to 4.5). Nor is there an LC figure (or a standard error) when every comparison went the same
 way: the likelihood has no maximum and any printed rate would be a clamp. Each missing figure
 carries its reason in `WinRate.undefined`.
 """

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from assay.core.records import Case, Comparison, Trial
 from assay.core.suite import Threshold
+from assay.measure.inputs import prob_b_wins
 from assay.reports.detail import (
     calibration_matrices,
     drilldown,
@@ -218,9 +219,12 @@ def gap_checks(coverage: Coverage | None) -> list[CaseCheck]:
 
 def _pairwise(comparisons: Sequence[Comparison]) -> list[PairwiseRow]:
     grouped: dict[tuple[str, str], Counter[str]] = {}
+    b_share: dict[tuple[str, str], float] = {}
     for comparison in comparisons:
         counter = grouped.setdefault((comparison.a, comparison.b), Counter())
         counter[comparison.verdict] += 1
+        pair = (comparison.a, comparison.b)
+        b_share[pair] = b_share.get(pair, 0.0) + prob_b_wins(comparison)  # as winrate does
         counter["n"] += 1
         if comparison.consistent is False:
             counter["inconsistent"] += 1
@@ -235,7 +239,7 @@ def _pairwise(comparisons: Sequence[Comparison]) -> list[PairwiseRow]:
                 wins_a=counts["a"],
                 wins_b=counts["b"],
                 ties=counts["tie"],
-                win_rate_b=_r((counts["b"] + 0.5 * counts["tie"]) / decided) if decided else None,
+                win_rate_b=_r(b_share[(a, b)] / decided) if decided else None,
                 inconsistent=counts["inconsistent"],
             )
         )

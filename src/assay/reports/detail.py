@@ -236,6 +236,8 @@ def drilldown(
 
     def priority(case_id: str) -> tuple[int, float, str]:
         delta = deltas.get(case_id)
+        if delta is not None:
+            delta = round(delta, 9)  # equal deltas (up to float noise) in case id order
         if case_id in blocked_candidate:
             return (0, delta if delta is not None else 0.0, case_id)
         if delta is not None and delta < -TIE:

@@ -23,6 +23,7 @@ from markupsafe import Markup
 from assay.reports import charts
 from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.model import CalibrationMatrix, MetricDelta, Report
+from assay.reports.numbers import figure, figures
 from assay.verdict.checks import Check, interval_text
 from assay.web.svg import SVG_NS, XLINK_NS
 
@@ -85,6 +86,8 @@ def environment() -> Environment:
         interval=_interval,
         heat=_heat,
         tone=_tone,
+        figures=figures,
+        figure=figure,
         corpus=corpus_checks,
     )
     return env

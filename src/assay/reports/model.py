@@ -139,6 +139,8 @@ class PairwiseRow(ReportModel):
     wins_b: int
     ties: int
     win_rate_b: float | None
+    """b's share of the comparisons, each scored as `assay winrate` scores it: its
+    `preference` (a panel's share of the votes) when it has one, else its verdict, ties half."""
     inconsistent: int
 
 

@@ -17,6 +17,7 @@ from assay.core.jsonl import atomic_writer
 from assay.reports.corpus import corpus_checks, value_interval
 from assay.reports.files import REPORT_FILES
 from assay.reports.model import MetricDelta, Report
+from assay.reports.numbers import figure, figures
 from assay.verdict.checks import interval_text
 
 if TYPE_CHECKING:
@@ -92,10 +93,6 @@ def _drops(metrics: dict[str, float | None]) -> str:
     return ", ".join(f"{k} {v:+.2f}" for v, k in worst)
 
 
-def _figures(metrics: dict[str, float]) -> str:
-    return ", ".join(f"{k} {v:.3g}" for k, v in metrics.items())
-
-
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -112,7 +109,8 @@ def environment() -> Environment:
         interval=_interval,
         drops=_drops,
         linked=_linked,
-        figures=_figures,
+        figures=figures,
+        figure=figure,
         corpus=corpus_checks,
         value_interval=value_interval,
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from assay.core.bounded import LimitExceeded
 from assay.core.errors import InputError
 from assay.core.records import Case, ScoreRow, Trial
 
@@ -244,7 +245,10 @@ class CheckScorer:
     """Base of the deterministic checks: a sync `check` wrapped into the async protocol.
 
     Subclasses set `name`, `metrics` (every metric `check` can return) and `primary`, and
-    implement `check(ctx) -> Metrics | None`; they call no model.
+    implement `check(ctx) -> Metrics | None`; they call no model. A check that runs past a
+    limit (`LimitExceeded`: a regular expression or JSON Schema on the response,
+    core/bounded.py) gives an error row: no figure, the `error` saying which limit, which
+    fails the gate (verdict/deterministic.py `error_checks`).
     """
 
     name: ClassVar[str]
@@ -257,7 +261,10 @@ class CheckScorer:
         raise NotImplementedError
 
     async def score(self, ctx: ScoreContext) -> Score | None:
-        metrics = self.check(ctx)
+        try:
+            metrics = self.check(ctx)
+        except LimitExceeded as exc:
+            return Score.of(ctx.trial, self.name, {}, error=str(exc))
         return None if metrics is None else Score.of(ctx.trial, self.name, metrics)
 
     def aggregate(self, rows: Sequence[Metrics]) -> Metrics:

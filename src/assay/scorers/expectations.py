@@ -37,7 +37,8 @@ class Expectations:
         apply (a refusal check needs the trial's agent state).
 
         Raises InputError for an expectation that cannot be checked (an invalid JSON
-        Schema or regular expression), naming the case."""
+        Schema or regular expression), naming the case, and LimitExceeded for one that ran
+        past its limit (core/bounded.py): then the expectations decide nothing."""
         if case.expect is None:
             return []
         ctx = ScoreContext(case, (trial,))

@@ -7,8 +7,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
+    from jsonschema.protocols import Validator
 
+from assay.core.bounded import schema_valid, schema_validator
 from assay.core.errors import InputError
 from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
 from assay.scorers.common import flag
@@ -28,7 +29,11 @@ def parse_json(text: str) -> tuple[bool, Any]:
 @register("json_schema")
 class JsonSchema(CheckScorer):
     """`json_valid`: the response is JSON; `json_schema`: it validates against the case's
-    `expect.json_schema` (or the `schema` option). Skipped when there is no schema."""
+    `expect.json_schema` (or the `schema` option). Skipped when there is no schema.
+
+    The schema is checked and validated within limits (core/bounded.py: references inside
+    the schema only, patterns and validation time-limited); a validation past a limit is an
+    errored score row."""
 
     name = "json_schema"
     metrics = ("json_valid", "json_schema")
@@ -36,33 +41,22 @@ class JsonSchema(CheckScorer):
 
     def __init__(self, schema: dict[str, Any] | None = None) -> None:
         self.schema = self._validator(schema, "option schema") if schema is not None else None
-        self._cache: dict[str, Draft202012Validator] = {}
 
     @staticmethod
-    def _validator(schema: dict[str, Any], where: str) -> Draft202012Validator:
-        # jsonschema is imported here, when a schema is checked: `assay run` starts without it.
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
+    def _validator(schema: dict[str, Any], where: str) -> Validator:
         try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            raise InputError(
-                f"ERROR: scorer 'json_schema': {where}: invalid JSON Schema: {exc.message}"
-            ) from None
-        return Draft202012Validator(schema)
+            return schema_validator(schema)
+        except ValueError as exc:
+            raise InputError(f"ERROR: scorer 'json_schema': {where}: {exc}") from None
 
     def check(self, ctx: ScoreContext) -> Metrics | None:
         validator = self.schema
         expect = ctx.case.expect
         if validator is None and expect is not None and expect.json_schema is not None:
-            key = json.dumps(expect.json_schema, sort_keys=True)
-            if key not in self._cache:
-                self._cache[key] = self._validator(
-                    expect.json_schema, f"case {ctx.case.id}: expect.json_schema"
-                )
-            validator = self._cache[key]
+            validator = self._validator(
+                expect.json_schema, f"case {ctx.case.id}: expect.json_schema"
+            )
         if validator is None:
             return None
         ok, value = parse_json(ctx.trial.response)
-        return {"json_valid": flag(ok), "json_schema": flag(ok and validator.is_valid(value))}
+        return {"json_valid": flag(ok), "json_schema": flag(ok and schema_valid(validator, value))}

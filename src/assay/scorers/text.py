@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
+from assay.core.bounded import compile_regex, regex_search
 from assay.core.errors import InputError
 from assay.scorers.base import CheckScorer, Metrics, ScoreContext, register
 from assay.scorers.common import flag, normalise_text
+
+if TYPE_CHECKING:
+    import regex
 
 
 @register("exact")
@@ -60,34 +64,30 @@ class Contains(CheckScorer):
 
 @register("regex")
 class Regex(CheckScorer):
-    """1 when the response matches the case's `expect.regex` (or the `pattern` option)."""
+    """1 when the response matches the case's `expect.regex` (or the `pattern` option).
+
+    Python `re` syntax, searched with a time limit (core/bounded.py, `REGEX_TIMEOUT_S`): a
+    search past it is an errored score row, never a pass."""
 
     name = "regex"
     metrics = ("regex",)
     primary = ("regex",)
 
     def __init__(self, pattern: str | None = None, ignore_case: bool = False) -> None:
-        self.flags = re.IGNORECASE if ignore_case else 0
+        self.ignore_case = ignore_case
         self.pattern = self._compile(pattern, "option pattern") if pattern else None
-        self._cache: dict[str, re.Pattern[str]] = {}
 
-    def _compile(self, pattern: str, where: str) -> re.Pattern[str]:
+    def _compile(self, pattern: str, where: str) -> regex.Pattern[str]:
         try:
-            return re.compile(pattern, self.flags)
-        except re.error as exc:
-            raise InputError(
-                f"ERROR: scorer 'regex': {where}: invalid regular expression: {exc}"
-            ) from None
+            return compile_regex(pattern, self.ignore_case)
+        except ValueError as exc:
+            raise InputError(f"ERROR: scorer 'regex': {where}: {exc}") from None
 
     def check(self, ctx: ScoreContext) -> Metrics | None:
         pattern = self.pattern
         expect = ctx.case.expect
         if pattern is None and expect is not None and expect.regex is not None:
-            if expect.regex not in self._cache:
-                self._cache[expect.regex] = self._compile(
-                    expect.regex, f"case {ctx.case.id}: expect.regex"
-                )
-            pattern = self._cache[expect.regex]
+            pattern = self._compile(expect.regex, f"case {ctx.case.id}: expect.regex")
         if pattern is None:
             return None
-        return {"regex": flag(pattern.search(ctx.trial.response) is not None)}
+        return {"regex": flag(regex_search(pattern, ctx.trial.response))}

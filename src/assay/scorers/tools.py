@@ -21,7 +21,14 @@ Per trial (core/trajectory.py `ToolsExpect` says what each key means):
 - `steps`, `tool_calls`, `model_turns`: what the trial took.
 - `tools_correct` (primary): 1 when every stated expectation holds (each `must_call` tool
   called, the trajectory matched, every `args` subset found, no forbidden call, within the
-  step limit).
+  step limit). When it is 0 the score's `notes` name each miss: the tool never called, the
+  calls against `order`, the tool and argument that did not match (`escalate: argument
+  reason missing`), each forbidden call with its step (`called forbidden tool
+  delete_account (step 3)`), the step count (`12 steps > max_steps 8`); the gate's messages
+  repeat them.
+
+An argument schema that runs past a limit (core/bounded.py) gives an errored score row
+naming the tool, never a pass.
 
 A case without `expect.tools`, or a trial without a recorded trajectory (a runner that
 reports none), is not scored.
@@ -30,16 +37,26 @@ reports none), is not scored.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
+from assay.core.bounded import LimitExceeded, schema_error
 from assay.core.errors import InputError
+from assay.core.text import cut
 from assay.core.trajectory import (
     ModelTurn,
+    ToolCall,
     ToolsExpect,
     arguments_match,
+    is_schema,
+    schema_validator,
+    subset_difference,
     tool_calls,
 )
-from assay.scorers.base import BLOCKER, CheckScorer, Metrics, ScoreContext, register
+from assay.scorers.base import BLOCKER, CheckScorer, Metrics, Score, ScoreContext, register
 from assay.scorers.common import flag
+
+NAMES_LIMIT = 200
+DETAIL_LIMIT = 300
 
 
 def trajectory_matches(called: list[str], reference: list[str], mode: str) -> bool:
@@ -84,7 +101,27 @@ class Tools(CheckScorer):
             )
         self.forbidden_blocks = forbidden_blocks
 
+    async def score(self, ctx: ScoreContext) -> Score | None:
+        """The trial's metrics; when `tools_correct` is 0, `notes` says each expectation
+        missed (see `assess`)."""
+        try:
+            found = self.assess(ctx)
+        except LimitExceeded as exc:
+            return Score.of(ctx.trial, self.name, {}, error=str(exc))
+        if found is None:
+            return None
+        metrics, problems = found
+        return Score.of(ctx.trial, self.name, metrics, **({"notes": problems} if problems else {}))
+
     def check(self, ctx: ScoreContext) -> Metrics | None:
+        found = self.assess(ctx)
+        return None if found is None else found[0]
+
+    def assess(self, ctx: ScoreContext) -> tuple[Metrics, str] | None:
+        """The metrics, and what was missed in words (`; `-joined; empty when nothing was):
+        `lookup_lease never called (must_call)`, `called forbidden tool delete_account (step
+        3)`, `escalate: argument reason missing`, `12 steps > max_steps 8`, ... LimitExceeded
+        (naming the tool) when an argument schema runs past a limit."""
         expect = ctx.case.expect
         trajectory = ctx.trial.trajectory
         if expect is None or expect.tools is None or trajectory is None:
@@ -97,7 +134,11 @@ class Tools(CheckScorer):
             "tool_calls": float(len(calls)),
             "model_turns": float(sum(isinstance(s, ModelTurn) for s in trajectory)),
         }
-        passed = all(name in names for name in tools.must_call or ())
+        problems = [
+            f"{name} never called (must_call)"
+            for name in tools.must_call or ()
+            if name not in names
+        ]
         expected = set(tools.must_call or ()) | set(tools.args or {})
         if tools.match != "subset":
             expected |= set(tools.order or ())
@@ -115,23 +156,58 @@ class Tools(CheckScorer):
         if tools.order is not None:
             matched = trajectory_matches(names, tools.order, tools.match)
             metrics["trajectory_match"] = flag(matched)
-            passed = passed and matched
+            if not matched:
+                problems.append(
+                    f"calls {_names(names)} do not match order {_names(tools.order)}"
+                    f" ({tools.match})"
+                )
         if tools.args:
-            found = [
-                any(c.name == tool and arguments_match(c.arguments, wanted) for c in calls)
-                for tool, wanted in tools.args.items()
-            ]
+            found = []
+            for tool, wanted in tools.args.items():
+                made = [c for c in calls if c.name == tool]
+                hit = any(_matches(tool, c.arguments, wanted) for c in made)
+                found.append(hit)
+                if not hit:
+                    problems.append(_args_problem(tool, made, wanted))
             metrics["args_match"] = sum(found) / len(found)
-            passed = passed and all(found)
         if tools.must_not_call is not None:
             forbidden = set(tools.must_not_call)
-            count = sum(name in forbidden for name in names)
+            count = 0
+            for number, step in enumerate(trajectory, start=1):
+                if isinstance(step, ToolCall) and step.name in forbidden:
+                    count += 1
+                    problems.append(f"called forbidden tool {step.name} (step {number})")
             metrics["forbidden_calls"] = float(count)
             metrics[BLOCKER] = flag(count > 0 and self.forbidden_blocks)
-            passed = passed and count == 0
         if tools.max_steps is not None:
             within = len(trajectory) <= tools.max_steps
             metrics["within_max_steps"] = flag(within)
-            passed = passed and within
-        metrics["tools_correct"] = flag(passed)
-        return metrics
+            if not within:
+                problems.append(f"{len(trajectory)} steps > max_steps {tools.max_steps}")
+        metrics["tools_correct"] = flag(not problems)
+        return metrics, "; ".join(problems)
+
+
+def _names(names: list[str]) -> str:
+    return cut("[" + ", ".join(names) + "]", NAMES_LIMIT)
+
+
+def _matches(tool: str, arguments: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    try:
+        return arguments_match(arguments, wanted)
+    except LimitExceeded as exc:
+        raise LimitExceeded(f"{tool}: arguments: {exc}") from None
+
+
+def _args_problem(tool: str, made: list[ToolCall], wanted: dict[str, Any]) -> str:
+    """Why no call of `tool` meets its `args`: never called, or the first call's first
+    difference (the schema's most relevant error for a JSON Schema)."""
+    if not made:
+        return f"{tool} never called (args expected)"
+    if is_schema(wanted):
+        error = schema_error(schema_validator(wanted), made[0].arguments)
+        detail = f"arguments do not match the schema: {error}"
+    else:
+        detail = subset_difference(made[0].arguments, wanted) or "arguments do not match"
+    more = f" (none of its {len(made)} calls matches; the first shown)" if len(made) > 1 else ""
+    return f"{tool}: {cut(detail, DETAIL_LIMIT)}{more}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from assay.core.redact import scrub_known
 from assay.store.db import Store, now_iso
 
 Role = Literal["system", "judges", "scorers"]
@@ -115,15 +116,20 @@ def queue_spend(store: Store, run_id: str, amount: float, role: Role = "system")
 
 
 def most_per_call(store: Store, spec: str) -> float | None:
-    """The most one call of the model `spec` has cost in this store (None: none recorded)."""
-    row = store.db.execute("SELECT most_usd FROM call_costs WHERE spec = ?", (spec,)).fetchone()
+    """The most one call of the model `spec` has cost in this store (None: none recorded).
+    The spec is keyed as it is stored: without the secret values assay holds
+    (`scrub_known`: a `command:` runner's `--api-key KEY`)."""
+    row = store.db.execute(
+        "SELECT most_usd FROM call_costs WHERE spec = ?", (scrub_known(spec),)
+    ).fetchone()
     return float(row[0]) if row else None
 
 
 def queue_call_cost(store: Store, spec: str, cost: float) -> None:
-    """Keep `cost` as the most one call of `spec` has cost, when it is more (next flush)."""
+    """Keep `cost` as the most one call of `spec` has cost, when it is more (next flush);
+    the spec stored without the secret values assay holds (`scrub_known`)."""
     store.queue(
         "INSERT INTO call_costs (spec, most_usd) VALUES (?, ?) ON CONFLICT(spec) DO UPDATE"
         " SET most_usd = MAX(most_usd, excluded.most_usd)",
-        (spec, cost),
+        (scrub_known(spec), cost),
     )

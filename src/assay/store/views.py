@@ -31,6 +31,8 @@ class SuiteVerdict:
     suite: str
     verdict: str
     saved_at: str
+    looked: tuple[int, int] | None = None
+    """A sequential stop before the last case: (cases looked at, cases in all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,10 @@ class RunSummary:
     git_commit: str | None = None
     duration_s: float | None = None
     results: tuple[SuiteVerdict, ...] = ()
+    looked: tuple[int, int] | None = None
+    """A sequential run that stopped before its last case: (cases the verdict looked at,
+    cases in the catalogue), from the recorded report of `suite`; None for a run of every
+    case."""
 
     @property
     def suite_names(self) -> list[str]:
@@ -61,7 +67,13 @@ class RunSummary:
         found = next((r for r in self.results if r.suite == suite), None)
         if found is None:
             return self
-        return replace(self, suite=found.suite, verdict=found.verdict, saved_at=found.saved_at)
+        return replace(
+            self,
+            suite=found.suite,
+            verdict=found.verdict,
+            saved_at=found.saved_at,
+            looked=found.looked,
+        )
 
     @property
     def conditions(self) -> list[str]:
@@ -87,6 +99,8 @@ class TrialRow:
     trial: int
     record: dict[str, Any]
     error_detail: str | None
+    response_chars: int | None = None
+    """The whole response's length when `record["response"]` was cut (`trials(cut=...)`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +181,7 @@ class ReadOnlyStore:
             if self._has("run_spend")
             else {}
         )
+        looked = self._looked(where, params)
         results: dict[str, list[SuiteVerdict]] = {}
         if self._has("run_results"):
             for r, s, v, at in self._rows(
@@ -174,7 +189,7 @@ class ReadOnlyStore:
                 " ORDER BY saved_at, rowid",
                 params,
             ):
-                results.setdefault(r, []).append(SuiteVerdict(s, v, at))
+                results.setdefault(r, []).append(SuiteVerdict(s, v, at, looked.get((r, s))))
         provenance = (
             {
                 r: (commit, seconds)
@@ -208,8 +223,29 @@ class ReadOnlyStore:
                     commit,
                     seconds,
                     results=tuple(recorded),
+                    looked=last.looked if last else None,
                 )
             )
+        return found
+
+    def _looked(
+        self, where: str, params: tuple[Any, ...]
+    ) -> dict[tuple[str, str], tuple[int, int]]:
+        """(run, suite) → (cases looked at, cases in all) of each recorded sequential stop
+        that came before the last case. `instr` first: only a report naming `sequential` is
+        parsed, and a damaged one is skipped."""
+        if not self._has("run_results"):
+            return {}
+        found = {}
+        for run_id, suite, cases, total in self._rows(
+            "SELECT run_id, suite, json_extract(report, '$.sequential.cases'),"
+            " json_extract(report, '$.sequential.total_cases') FROM run_results"
+            f" {where} {'AND' if where else 'WHERE'} instr(report, '\"sequential\"') > 0"
+            " AND json_valid(report)",
+            params,
+        ):
+            if isinstance(cases, int) and isinstance(total, int) and cases < total:
+                found[(str(run_id), str(suite))] = (cases, total)
         return found
 
     def suites(self) -> list[str]:
@@ -292,15 +328,62 @@ class ReadOnlyStore:
             )
         }
 
-    def trials(self, run_id: str, case_ids: Collection[str] | None = None) -> Iterator[TrialRow]:
-        """The run's trials in plan order (only those of `case_ids` when given)."""
+    def trials(
+        self, run_id: str, case_ids: Collection[str] | None = None, *, cut: int | None = None
+    ) -> Iterator[TrialRow]:
+        """The run's trials in plan order (only those of `case_ids` when given). With `cut`,
+        the error detail comes cut to `cut` characters, and a record longer than `cut`
+        characters with its response cut to its first `cut` (`_cut_record`: the whole
+        response never comes into Python) and its whole length in `response_chars`."""
         among, wanted = _among(case_ids)
-        for c, cond, trial, record, detail in self._rows(
-            "SELECT case_id, condition, trial, record, error_detail FROM trials WHERE run_id = ?"
-            f"{among} ORDER BY seq",
-            (run_id, *wanted),
+        if cut is None:
+            for c, cond, trial, record, detail in self._rows(
+                "SELECT case_id, condition, trial, record, error_detail FROM trials"
+                f" WHERE run_id = ?{among} ORDER BY seq",
+                (run_id, *wanted),
+            ):
+                yield TrialRow(c, cond, trial, _json_object(record), detail)
+            return
+        for rowid, c, cond, trial, record, detail in self._rows(
+            "SELECT rowid, case_id, condition, trial, CASE WHEN length(record) > ? THEN NULL"
+            " ELSE record END, substr(error_detail, 1, ?) FROM trials"
+            f" WHERE run_id = ?{among} ORDER BY seq",
+            (cut, cut, run_id, *wanted),
         ):
-            yield TrialRow(c, cond, trial, _json_object(record), detail)
+            if record is not None:
+                yield TrialRow(c, cond, trial, _json_object(record), detail)
+                continue
+            parsed, chars = self._cut_record(rowid, cut)
+            yield TrialRow(c, cond, trial, parsed, detail, chars)
+
+    def _cut_record(self, rowid: int, cut: int) -> tuple[dict[str, Any], int | None]:
+        """A long trial record with its response cut to `cut` characters, and the whole
+        response's length (None: not cut). One statement at a time: SQLite holds copies of
+        the record and of the response for each JSON function it evaluates, and a 50 MB
+        response took 380 MB more at its peak read in one statement, 190 MB this way."""
+
+        def one(sql: str, *params: Any) -> Any:
+            rows = self._rows(f"SELECT {sql} FROM trials WHERE rowid = ?", (*params, rowid))
+            return rows[0][0] if rows else None
+
+        if not one("json_valid(record)"):
+            return {}, None
+        record = _json_object(one("json_remove(record, '$.response')"))
+        if one("json_type(record, '$.response')") != "text":
+            return record, None
+        record["response"] = one("substr(json_extract(record, '$.response'), 1, ?)", cut)
+        chars = one("length(json_extract(record, '$.response'))")
+        return record, chars if isinstance(chars, int) and chars > cut else None
+
+    def response(self, run_id: str, case_id: str, condition: str, trial: int) -> str | None:
+        """One trial's whole response (None: no such trial, or no text response)."""
+        rows = self._rows(
+            "SELECT json_extract(record, '$.response') FROM trials WHERE run_id = ?"
+            " AND case_id = ? AND condition = ? AND trial = ? AND json_valid(record)",
+            (run_id, case_id, condition, trial),
+        )
+        text = rows[0][0] if rows else None
+        return text if isinstance(text, str) else None
 
     def case_keys(self, run_id: str) -> list[tuple[str, str, str, Any]]:
         """(case, category, risk, tags) of the run's catalogue in its order, for the case
@@ -333,14 +416,17 @@ class ReadOnlyStore:
         )
 
     def answers(
-        self, run_id: str, case_ids: Collection[str] | None = None
+        self, run_id: str, case_ids: Collection[str] | None = None, *, cut: int | None = None
     ) -> Iterator[tuple[str, str, str | None, str]]:
         """(case, condition, error, response) of each of the run's trials in plan order (only
         those of `case_ids` when given): the response read by SQLite (`json_extract`), not the
-        whole record."""
+        whole record, and cut to its first `cut` characters when given."""
         among, wanted = _among(case_ids)
+        text = "json_extract(record, '$.response')"
+        if cut is not None:  # (a response always is text: `Trial.response`)
+            text = f"substr({text}, 1, {int(cut)})"
         for case_id, condition, error, response in self._rows(
-            "SELECT case_id, condition, error, json_extract(record, '$.response') FROM trials"
+            f"SELECT case_id, condition, error, {text} FROM trials"
             f" WHERE run_id = ?{among} ORDER BY seq",
             (run_id, *wanted),
         ):

@@ -251,7 +251,7 @@ class ReleaseGate(Output):
 
 
 class Interval(Output):
-    """A paired delta (condition − baseline) with its interval over cases (`verdict.interval`)."""
+    """A paired delta (condition − baseline) with its interval over cases."""
 
     delta: Figure
     ci_low: Figure

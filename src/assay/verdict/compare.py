@@ -95,10 +95,16 @@ def delta_spans(rubric: Rubric, *tables: FloatArray) -> FloatArray:
 def summarise(
     rows: Sequence[ScoredTrial], rubric: Rubric, metrics: Sequence[str]
 ) -> ConditionSummary:
-    """Means over the rows that carry each metric (trials weigh equally), and the weighted
-    score made from them (`weigh`)."""
+    """Means over cases, as the paired deltas take them (`case_means`): each metric's mean
+    over the cases that carry it of the case's mean over its trials (with uneven trials a
+    case run five times weighs what a case run once does, so a condition's mean minus
+    baseline's is the paired mean delta on the same cases, not a second figure), and the
+    weighted score made from those means (`weigh`)."""
     names = list(dict.fromkeys([*metrics, *rubric.weights]))
-    table = _table(rows, names)
+    per_case = case_means(rows, rubric, names)
+    table = np.array(list(per_case.values()), dtype=np.float64).reshape(
+        len(per_case), len(names) + 1
+    )
     means: dict[str, float] = {}
     every: list[float] = []
     for column, metric in enumerate(names):

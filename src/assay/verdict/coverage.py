@@ -3,7 +3,8 @@
 A verdict is only as good as its evidence. The expected evidence is every case of the
 catalogue (the cases seen, without one) × every gated condition (the candidate, and baseline
 when it is compared) × the planned trials (the run's, the suite's `trials` when it sets it,
-else the most trials any case has). Each expected key is
+else, case by case, the most trials the case has under any gated condition: uneven trials
+are not gaps, a trial one condition has and another lacks is). Each expected key is
 
 - **answered**: a trial record without an error (score rows alone count as answers);
 - **errored**: a trial record with an error — never scored as if it had answered;
@@ -70,6 +71,20 @@ def _tag(text: str) -> str:
     return text.strip().lower().replace("-", "_").replace(" ", "_")
 
 
+def case_plans(evidence: Evidence, conditions: Collection[str]) -> dict[str, int]:
+    """Without a plan, the trials each case is expected to have: the most it has under any
+    of `conditions` (trial records or scored keys). Cases run a different number of times
+    are not gaps; a condition lacking a trial another has for the same case is."""
+    plans: dict[str, int] = {}
+    for trial in evidence.trials:
+        if trial.condition in conditions:
+            plans[trial.case_id] = max(plans.get(trial.case_id, 1), trial.trial)
+    for case_id, condition, index in evidence.scored:
+        if condition in conditions:
+            plans[case_id] = max(plans.get(case_id, 1), index)
+    return plans
+
+
 def planned_trials(given: int | None, evidence: Evidence) -> int:
     """The trials each case should have: as given, else the most any key has (at least 1)."""
     if given is not None:
@@ -122,15 +137,27 @@ def measure(
         if condition in wanted and case_id in known and index <= planned:
             scored.setdefault(case_id, set()).add((condition, index))
     tally = Tally(conditions, planned, have_trials=bool(evidence.trials), judged=evidence.judged)
+    plans = case_plans(evidence, wanted) if trials is None else {}
+    expected = 0
     for case_id in case_ids:
         case = cases.get(case_id) if cases is not None else None
-        tally.add(case_id, protected(case), records.get(case_id, {}), scored.get(case_id, set()))
+        plan = plans.get(case_id, 1) if trials is None else planned
+        expected += len(conditions) * plan
+        tally.add(
+            case_id,
+            protected(case),
+            records.get(case_id, {}),
+            scored.get(case_id, set()),
+            plan=plan,
+        )
     candidate = conditions[-1:]
     for case_id in lone:
         case = cases.get(case_id) if cases is not None else None
+        plan = plans.get(case_id, 1) if trials is None else planned
+        expected += plan
         mine = {k: t for k, t in records.get(case_id, {}).items() if k[0] in candidate}
         done = {k for k in scored.get(case_id, set()) if k[0] in candidate}
-        tally.add(case_id, protected(case), mine, done, candidate)
+        tally.add(case_id, protected(case), mine, done, candidate, plan)
     allowed, reasons = _tolerate(tally, gate.max_errored, len(case_ids) + len(lone))
     if source is not None and not source.complete:
         reasons = [*(source.reasons or [f"the {source.tool} run did not finish"]), *reasons]
@@ -138,7 +165,7 @@ def measure(
         conditions=list(conditions),
         cases=len(case_ids) + len(lone),
         trials=planned,
-        expected=(len(case_ids) * len(conditions) + len(lone)) * planned,
+        expected=expected,
         allowed=allowed,
         complete=not reasons,
         reasons=reasons,
@@ -173,15 +200,18 @@ class Tally:
         records: Mapping[tuple[str, int], Trial],
         scored: Collection[tuple[str, int]],
         conditions: Sequence[str] | None = None,
+        plan: int | None = None,
     ) -> None:
-        """Count one case's keys under `conditions` (default: the tally's)."""
+        """Count one case's keys under `conditions` (default: the tally's) against its
+        `plan` of trials (default: the tally's)."""
         conditions = self.conditions if conditions is None else conditions
+        plan = self.planned if plan is None else plan
         if self.have_trials:
             errored = [(k, t.error) for k, t in records.items() if t.error is not None]
             answered = [k for k, t in records.items() if t.error is None]
         else:  # score rows alone: a scored key is an answer
             errored, answered = [], list(scored)
-        missing = len(conditions) * self.planned - len(errored) - len(answered)
+        missing = len(conditions) * plan - len(errored) - len(answered)
         unscored = [k for k in answered if k not in scored]
         counts = self.counts
         counts["answered"] += len(answered)
@@ -207,17 +237,21 @@ class Tally:
             present = set(records) | (set(scored) if not self.have_trials else set())
             found += [
                 self._gap(case_id, key, "missing", None, guard)
-                for key in self._absent(present, room - len(found), conditions)
+                for key in self._absent(present, room - len(found), conditions, plan)
             ]
         self.listed += found
         self.gap_cases.append((case_id, guard, found[0].label))
 
     def _absent(
-        self, present: Collection[tuple[str, int]], limit: int, conditions: Sequence[str]
+        self,
+        present: Collection[tuple[str, int]],
+        limit: int,
+        conditions: Sequence[str],
+        plan: int,
     ) -> list[tuple[str, int]]:
         absent: list[tuple[str, int]] = []
         for condition in conditions:
-            for index in range(1, self.planned + 1):
+            for index in range(1, plan + 1):
                 if (condition, index) not in present:
                     absent.append((condition, index))
                     if len(absent) >= limit:

@@ -45,7 +45,12 @@ def scored_trials(
                 row.metrics[metric] = result.metrics[metric]
         if result.blocker:
             row.blocker = True
-            row.findings.append(Finding(result.scorer))
+            notes = result.fields.get("notes")
+            row.findings.append(
+                Finding(result.scorer, notes)
+                if isinstance(notes, str) and notes
+                else Finding(result.scorer)
+            )
     return list(rows.values())
 
 

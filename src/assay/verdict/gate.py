@@ -152,9 +152,13 @@ def _fmt(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) -> Check:
+def blocker_check(
+    rows: Sequence[ScoredTrial], every_condition: bool = False, others: Sequence[ScoredTrial] = ()
+) -> Check:
     """FAIL when any of `rows` carries a blocker: the candidate's rows, or with
-    `every_condition` the rows of every condition (items then named condition:case#trial)."""
+    `every_condition` the rows of every condition (items then named condition:case#trial).
+    `others`: the other conditions' rows, which do not gate (the stats gate): a pass says
+    what they hold, never "no blocking findings" while the baseline has one."""
     blocked = sorted(
         {
             (f"{r.condition}:" if every_condition else "") + f"{r.case_id}#{r.trial}"
@@ -163,7 +167,18 @@ def blocker_check(rows: Sequence[ScoredTrial], every_condition: bool = False) ->
         }
     )
     if not blocked:
-        return Check(name="blockers", status="pass", reason="no blocking findings")
+        if every_condition:
+            return Check(name="blockers", status="pass", reason="no blocking findings")
+        elsewhere = sorted({f"{r.condition}:{r.case_id}#{r.trial}" for r in others if r.blocker})
+        if not elsewhere:
+            return Check(name="blockers", status="pass", reason="no blocking findings")
+        shown = ", ".join(elsewhere[:LIST_LIMIT]) + (" ..." if len(elsewhere) > LIST_LIMIT else "")
+        return Check(
+            name="blockers",
+            status="pass",
+            reason=f"no blocking findings in the candidate; {len(elsewhere)} in the other"
+            f" condition(s), which do not gate: {shown}",
+        )
     shown = ", ".join(blocked[:LIST_LIMIT]) + (" ..." if len(blocked) > LIST_LIMIT else "")
     where = "any score" if every_condition else "the candidate"
     return Check(
@@ -484,7 +499,8 @@ def decide(
     if config.mode == "seed":
         result.checks.append(blocker_check([r for rs in rows.values() for r in rs], True))
     else:
-        result.checks.append(blocker_check(rows.get(candidate, [])))
+        others = [r for name, rs in rows.items() if name != candidate for r in rs]
+        result.checks.append(blocker_check(rows.get(candidate, []), others=others))
     if paired is not None and BASELINE in summaries and candidate in summaries:
         result.cases = len(paired.case_ids)
         result.compared = True

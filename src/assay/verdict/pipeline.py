@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from assay.core.embedded import QUALITY_NOTE
 from assay.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, InputError
 from assay.core.jsonl import load_records
+from assay.core.numbers import plain_number
 from assay.core.records import Case, Comparison, ScoreRow, Trial
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 from assay.core.suite import Threshold, unfinished_source
@@ -36,6 +37,7 @@ from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
 from assay.verdict.coverage import coverage_check
 from assay.verdict.deterministic import error_checks, merge_rows, scored_trials
+from assay.verdict.gate import NO_BASELINE
 from assay.verdict.names import check_config_metrics
 from assay.verdict.percase import looked_rows, with_blockers
 from assay.verdict.rows import (
@@ -58,10 +60,14 @@ class Inputs:
     cases: Mapping[str, Case] | None = None
     planned_trials: int | None = None
     """Trials each case was meant to have (a run's plan); None: the suite's `trials` when it
-    sets it, else the most any case has (`verdict.coverage`)."""
+    sets it, else per case the most it has under any gated condition (`verdict.coverage`)."""
     sequential: Sequential | None = None
     """A sequential run's look (`verdict.looks`): the gate is evaluated at its level, and the
     evidence expected is the cases it looked at (a run stopped early is not incomplete)."""
+    judging: str | None = None
+    """Why the judges' scores are missing, when their judging did not finish (which judge,
+    how many items): the verdict is INCOMPLETE with it as its first reason, and the weights
+    may name the metrics the judge would have scored."""
 
 
 @dataclass(slots=True)
@@ -131,7 +137,7 @@ def rows_from_scores(scores: Sequence[ScoreRow], rubric: Rubric | None = None) -
             else {
                 k: float(v)
                 for k, v in (s.model_extra or {}).items()
-                if isinstance(v, int | float) and not isinstance(v, bool)
+                if isinstance(plain_number(v), int | float) and not isinstance(v, bool)
             },
             blocker=s.blocker,
             flagged=s.blocker,
@@ -151,15 +157,18 @@ def choose_weights(
     scorers: Sequence[Scorer],
     rows: Sequence[ScoredTrial],
     standins: Collection[str] = (),
+    *,
+    unjudged: bool = False,
 ) -> dict[str, float]:
-    """The configured weights; else, when there are judge/human scores, the weights their
+    """The configured weights (with `unjudged`, judging that did not finish, they may name
+    metrics no row carries: the verdict is INCOMPLETE for the judge); else, when there are judge/human scores, the weights their
     metrics imply (`implied_weights`: the default rubric's, or equal weights over a rubric
     judge's criteria); else equal weights over the deterministic scorers' primary metrics
     that were scored, but for `standins` (a disabled judge's lexical stand-ins)."""
     present = {m for r in rows for m in r.metrics}
     if configured:
         absent = [m for m in configured if m not in present]
-        if absent:
+        if absent and not unjudged:
             raise InputError(
                 f"ERROR: suite [scoring.weights]: {', '.join(absent)}: weighted metric(s) absent"
                 " from every scored trial"
@@ -169,6 +178,27 @@ def choose_weights(
         return implied_weights([r.metrics for r in judged], "score rows")
     names = [m for s in scorers for m in primary_metrics(s) if m in present and m not in standins]
     return dict.fromkeys(names, 1.0) or dict(DEFAULT_WEIGHTS)
+
+
+def unweighed_scorer_metrics(
+    configured: Mapping[str, float] | None,
+    judged: Sequence[ScoredTrial],
+    scorers: Sequence[Scorer],
+    rows: Sequence[ScoredTrial],
+    rubric: Rubric,
+    standins: Collection[str] = (),
+) -> list[str]:
+    """The deterministic scorers' primary metrics left out of the weighted score because the
+    weights came from judge/human score rows (none configured), which a report says plainly."""
+    if configured or not judged:
+        return []
+    present = {m for r in rows for m in r.metrics}
+    return [
+        m
+        for s in scorers
+        for m in primary_metrics(s)
+        if m in present and m not in standins and m not in rubric.weights
+    ]
 
 
 def pick_candidate(configured: str, conditions: Sequence[str]) -> str:
@@ -235,16 +265,30 @@ def evaluate(
     judged = list(inputs.scores)
     rows = merge_rows(judged, deterministic)
     failed = [t for t in inputs.trials if t.error is not None]
-    if not rows and not failed and not unfinished_source(config.suite):
+    judge_only = inputs.judging is not None  # the judge scored nothing: it is blamed below
+    if not rows and not failed and not judge_only and not unfinished_source(config.suite):
         raise InputError("ERROR: nothing to score: no score rows and no answered trials to check")
-    unscored = _nothing_scored(failed) if not rows else None  # every report says so
+    unscored = (
+        _nothing_scored(failed) if not rows and not judge_only else None
+    )  # every report says so
     standins = config.judge.standins if config.judge is not None else ()
     rubric = Rubric.from_weights(
-        choose_weights(config.weights, judged, scorers, rows, standins),
+        choose_weights(
+            config.weights, judged, scorers, rows, standins, unjudged=inputs.judging is not None
+        ),
         config.scale,
         lower=lower_metrics(scorers),
     )
     notes = []
+    unweighed = unweighed_scorer_metrics(config.weights, judged, scorers, rows, rubric, standins)
+    if unweighed:
+        notes.append(
+            "the weighted score weighs the judge's or reviewers' score rows only"
+            f" ({', '.join(rubric.weights)});"
+            f" the deterministic scorers' {', '.join(unweighed)} are reported and gate through"
+            " their thresholds but are not in it: name them in [scoring] weights (or --weights)"
+            " to weigh them"
+        )
     errored = sum(1 for t in inputs.trials if t.error is not None)
     if errored:
         notes.append(f"{errored} errored trial(s) were not scored")
@@ -254,7 +298,15 @@ def evaluate(
     # no condition at all: an imported run that did not finish left nothing (INCOMPLETE)
     candidate = pick_candidate(config.candidate, conditions) if conditions else config.candidate
     coverage = measure_coverage(inputs, config, candidate, conditions, judged, rows)
-    gap = coverage_check(coverage)
+    if coverage.plans is not None and len(set(coverage.plans.values())) > 1:
+        low, high = min(coverage.plans.values()), max(coverage.plans.values())
+        notes.append(
+            f"trials per case vary ({low}-{high}) and no plan says how many were meant: each"
+            " case is expected to have, under every gated condition, the trials it has under"
+            " any (a trial one condition has and another lacks is missing); give the suite's"
+            " `trials` to check a plan"
+        )
+    gap = coverage_check(coverage.coverage)
     calibrations = _calibration_store(config, store)
     try:
         calibration = calibration_checks(config.gate, judged, calibrations)
@@ -282,6 +334,11 @@ def evaluate(
         candidate=candidate,
         cases=cases,
         failures=[
+            *(
+                [Check(name="judge", status="incomplete", reason=inputs.judging)]
+                if inputs.judging is not None
+                else []
+            ),
             *([unscored] if unscored is not None else []),
             *([gap] if gap is not None else []),
             *error_checks(results, scorers),
@@ -301,7 +358,17 @@ def evaluate(
     )
     if looked is not None:
         with_blockers(analysis.gate.checks, rows, candidate)
-    analysis.gate.coverage = coverage
+    analysis.gate.coverage = coverage.coverage
+    gate = analysis.gate
+    if inputs.judging is not None and not gate.compared and BASELINE in conditions:
+        # a comparison whose judge scored nothing: not a single system gated on its own
+        gate.compared = True
+        gate.notes = [
+            "no comparison with baseline could be made: the judge's scores are missing"
+            if note == NO_BASELINE
+            else note
+            for note in gate.notes
+        ]
     analysis.gate.sequential = inputs.sequential
     return Evaluation(
         analysis=analysis,
@@ -311,6 +378,14 @@ def evaluate(
         config=config,
         notes=notes,
     )
+
+
+@dataclass(slots=True)
+class Measured:
+    """The coverage, and without a plan the trials each case was expected to have."""
+
+    coverage: Coverage
+    plans: dict[str, int] | None
 
 
 def _nothing_scored(failed: Sequence[Trial]) -> Check:
@@ -335,7 +410,7 @@ def measure_coverage(
     conditions: Sequence[str],
     judged: Sequence[ScoredTrial],
     rows: Sequence[ScoredTrial],
-) -> Coverage:
+) -> Measured:
     """The evidence the gate should have (every case × the candidate, and baseline when it is
     compared, × the planned trials) against what it has. Scored means a judge/human row when
     the judge scores (score rows given, or an enabled direct judge), else any gate row."""
@@ -354,14 +429,15 @@ def measure_coverage(
     planned = inputs.planned_trials
     if planned is None and suite is not None and "trials" in suite.model_fields_set:
         planned = suite.trials
-    return coverage.measure(
-        coverage.Evidence(
-            trials=inputs.trials,
-            scored=coverage.keys(
-                (r.case_id, r.trial, r.condition) for r in (judged if by_judge else rows)
-            ),
-            judged=by_judge,
+    evidence = coverage.Evidence(
+        trials=inputs.trials,
+        scored=coverage.keys(
+            (r.case_id, r.trial, r.condition) for r in (judged if by_judge else rows)
         ),
+        judged=by_judge,
+    )
+    found = coverage.measure(
+        evidence,
         gated,
         cases=inputs.cases,
         trials=planned,
@@ -370,6 +446,8 @@ def measure_coverage(
         gate=config.gate,
         source=suite.source if suite is not None else None,
     )
+    plans = coverage.case_plans(evidence, gated) if planned is None else None
+    return Measured(found, plans)
 
 
 def _checked(bounds: Mapping[str, Threshold], skipped: Sequence[str]) -> dict[str, Threshold]:

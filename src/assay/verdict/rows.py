@@ -10,6 +10,7 @@ from typing import Any
 
 from assay.core.errors import InputError
 from assay.core.jsonl import MAX_ERRORS, format_errors, parse_records, paused_gc
+from assay.core.numbers import plain_number
 from assay.core.records import ScoreRow
 from assay.core.rubric import DEFAULT_WEIGHTS, Rubric
 
@@ -89,6 +90,9 @@ def metric_errors(
     problems: list[str] = []
     for name, value in extra.items():
         kind = type(value)
+        if kind is not int and kind is not float and kind is not bool:
+            value = plain_number(value)  # np.float64(4.0) is 4.0
+            kind = type(value)
         if (kind is int or kind is float) and low <= value <= high:  # NaN fails the range
             metrics[name] = float(value)
         elif kind is bool:
@@ -129,7 +133,7 @@ def number_fields(record: ScoreRow) -> list[str]:
     return [
         name
         for name, value in (record.model_extra or {}).items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(plain_number(value), int | float) and not isinstance(value, bool)
     ]
 
 

@@ -107,6 +107,7 @@ def bounded_figures(
     if means is None:
         means = case_metric_means(results, condition, rows)
     found = []
+    why: dict[tuple[str, str], str] | None = None
     for case, metrics in sorted(means.items()):
         for metric, bound in thresholds.items():
             if metric not in metrics:
@@ -117,8 +118,25 @@ def bounded_figures(
                 missed.append(f"{metric} {value:.3g} < min {bound.min:g}")
             if bound.max is not None and value > bound.max + TOLERANCE:
                 missed.append(f"{metric} {value:.3g} > max {bound.max:g}")
+            if missed:
+                why = _score_notes(results, condition) if why is None else why
+                if (case, source) in why:
+                    missed = [f"{text} ({why[case, source]})" for text in missed]
             found.append(Bounded(case, source, metric, value, bound, tuple(missed)))
     return found
+
+
+def _score_notes(results: Sequence[Score], condition: str) -> dict[tuple[str, str], str]:
+    """(case, scorer) → what the scorer's notes say of the condition's trials (the `tools`
+    scorer's misses: `trial 2: called forbidden tool delete_account (step 3)`)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for result in results:
+        notes = result.fields.get("notes")
+        if result.condition == condition and isinstance(notes, str) and notes:
+            found.setdefault((result.case_id, result.scorer), []).append(
+                f"trial {result.trial}: {notes}"
+            )
+    return {key: "; ".join(texts) for key, texts in found.items()}
 
 
 def threshold_misses(

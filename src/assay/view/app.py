@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -29,7 +30,7 @@ from assay.store.views import ReadOnlyStore
 from assay.view.history import history_page
 from assay.view.links import SERVER, Links
 from assay.view.matrix import OUTCOMES, MatrixCache, parse_filters, select
-from assay.view.pages import case_page, compare_page
+from assay.view.pages import case_page, compare_page, stop_line
 from assay.web.security import SecurityMiddleware
 from assay.web.templates import environment
 
@@ -94,9 +95,21 @@ def _duration(seconds: Any) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+CHUNK = 1 << 20
+"""Characters of a whole response encoded and sent at a time."""
+
+
+def text_chunks(text: str) -> Iterator[bytes]:
+    """`text` as UTF-8, a CHUNK of characters at a time (not a second copy of it whole)."""
+    for start in range(0, len(text), CHUNK):
+        yield text[start : start + CHUNK].encode("utf-8", "replace")
+
+
 def templates() -> Environment:
     env = environment(HERE / "templates")
-    env.filters.update(number=_number, signed=_signed, shown=_shown, duration=_duration)
+    env.filters.update(
+        number=_number, signed=_signed, shown=_shown, duration=_duration, stop_line=stop_line
+    )
     env.globals.update(outcomes=OUTCOMES)
     return env
 
@@ -152,6 +165,19 @@ def create_app(config: ViewConfig) -> Starlette:
             return not_found(f"Run {run_id} has no case {case_id}.")
         return render("case.html", run=summary, **data)
 
+    async def response(request: Request) -> Response:
+        run_id, query = request.path_params["run_id"], request.query_params
+        case_id, condition = query.get("case", ""), query.get("condition", "")
+        trial = query.get("trial", "")
+        text = None
+        if trial.isdigit() and len(trial) < 10:
+            text = await run_in_threadpool(store.response, run_id, case_id, condition, int(trial))
+        if text is None:
+            return not_found(
+                f"Run {run_id} has no response of case {case_id} under {condition}, trial {trial}."
+            )
+        return StreamingResponse(text_chunks(text), media_type="text/plain; charset=utf-8")
+
     async def compare(request: Request) -> Response:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
         listed = await run_in_threadpool(store.runs)
@@ -182,6 +208,7 @@ def create_app(config: ViewConfig) -> Starlette:
     routes = [
         Route("/", runs),
         Route("/runs/{run_id}", run),
+        Route("/runs/{run_id}/response", response),
         Route("/runs/{run_id}/cases/{case_id:path}", case),
         Route("/compare", compare),
         Route("/suites/{suite:path}/history", history),

@@ -8,17 +8,17 @@ of its suite before it), `static/` (the stylesheet and the keyboard script), and
 JSON (`runs.json`, `runs/RUN/matrix.json`). Opened from disk, nothing is fetched from
 elsewhere (a Content-Security-Policy in each page says so).
 
-Written into a new folder beside DIR and renamed into place at the end, so DIR is whole or
-absent; an existing DIR is refused unless `force`, then replaced in one rename.
+Written into a new folder beside DIR, marked as an export (a manifest of the files it wrote)
+and renamed into place at the end, so DIR is whole or absent; what DIR may be (never the
+store's folder, the current folder, or a folder holding anything an export did not write;
+an earlier export only with `force`) is `view/target.py`'s.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,13 +26,20 @@ from typing import Any
 
 from jinja2 import Environment
 
-from assay.core.errors import InputError
 from assay.store.views import ReadOnlyStore
-from assay.view.app import render_page, templates
+from assay.view.app import CHUNK, render_page, templates
 from assay.view.history import history_page
 from assay.view.links import Links, file_name
 from assay.view.matrix import PER_PAGE, Filters, Matrix, MatrixCache, Page, Row, rows
 from assay.view.pages import case_pages, compare_page
+from assay.view.target import (
+    check_target,
+    mark,
+    protected_paths,
+    put_in_place,
+    work_folder,
+    write_error,
+)
 
 HERE = Path(__file__).resolve().parent
 # The server's policy, less what a <meta> element cannot carry (frame-ancestors), for pages
@@ -49,47 +56,25 @@ class Exported:
     pages: int
 
 
-def check_target(folder: Path, force: bool) -> Path:
-    """The folder the export is written in (a new one beside `folder`); InputError when
-    `folder` is taken (unless `force`) or its parent cannot be written, before any work."""
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"ERROR: --export {folder}: not a folder")
-    if folder.is_dir() and any(folder.iterdir()) and not force:
-        raise InputError(
-            f"ERROR: --export {folder}: the folder is not empty (pass --force to replace it)"
-        )
-    parent = folder.absolute().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=parent))
-    except OSError as exc:
-        raise InputError(f"ERROR: --export {folder}: cannot write there: {exc.strerror}") from None
-
-
 def export(
     store: ReadOnlyStore, folder: Path, *, force: bool = False, title: str = "assay view"
 ) -> Exported:
-    """Write the whole explorer of `store` into `folder` (see the module docstring)."""
-    work = check_target(folder, force)
+    """Write the whole explorer of `store` into `folder` (see the module docstring); what
+    `folder` may be is `view/target.py`'s (InputError, before any work, otherwise)."""
+    protected = protected_paths(store.path)
+    target = check_target(folder, force, protected)
+    work = work_folder(target, folder)
     try:
         pages = _write(store, work, templates(), title)
-        _swap(work, folder)
-    except BaseException:
+        mark(work)
+        check_target(folder, force, protected)  # again: nothing put there meanwhile
+        put_in_place(work, target, folder)
+    except BaseException as exc:
         shutil.rmtree(work, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise write_error(exc, work, target, folder) from None
         raise
     return Exported(folder, len(store.runs()), pages)
-
-
-def _swap(work: Path, folder: Path) -> None:
-    """Put the finished export at `folder`: one rename (the old folder, if any, moved aside
-    first and removed after)."""
-    old = None
-    if folder.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old.", dir=folder.absolute().parent))
-        os.rename(folder, old / "export")
-    os.rename(work, folder)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> int:
@@ -100,12 +85,12 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
         depth = path.count("/")
         links = Links(root="../" * depth, static=True)
         target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
         html = render_page(env, template, links, title, csp=STATIC_POLICY, **context)
-        target.write_text(html, encoding="utf-8")
+        _save(target, html)
         count += 1
 
-    shutil.copytree(HERE / "static", root / "static")
+    for asset in sorted((HERE / "static").iterdir()):
+        _save(root / "static" / asset.name, asset.read_text(encoding="utf-8"))
     runs = store.runs()
     suites = store.suites()
     page("index.html", "runs.html", runs=runs, suites=suites, suite="")
@@ -136,6 +121,7 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
         for case_id, data in case_pages(store, matrix, matrix.ids):
             if data is not None:
                 page(f"{base}/cases/{file_name(case_id)}.html", "case.html", run=summary, **data)
+                _whole_responses(store, root, summary.run_id, case_id, data)
         if previous is not None and store.run(previous) is not None:
             before = cache.get(previous)
             known = {r.run_id: r for r in runs}
@@ -147,6 +133,24 @@ def _write(store: ReadOnlyStore, root: Path, env: Environment, title: str) -> in
                 **compare_page(before, matrix),
             )
     return count
+
+
+def _whole_responses(
+    store: ReadOnlyStore, root: Path, run_id: str, case_id: str, data: dict[str, Any]
+) -> None:
+    """The whole text of each response the case page cut, as a file of its own beside it
+    (`Links.response`), read from the store one response at a time and written a CHUNK of
+    characters at a time."""
+    where = Links(root="", static=True)
+    for line in data["lines"]:
+        for column in line.columns:
+            trial = column.trial
+            if trial is None or trial.response_chars is None:
+                continue
+            text = store.response(run_id, case_id, column.condition, trial.trial)
+            if text is None:
+                continue
+            _save(root / where.response(run_id, case_id, column.condition, trial.trial), text)
 
 
 def _pages(every: list[Row]) -> Iterator[tuple[int, Page]]:
@@ -163,6 +167,7 @@ def _matrix_json(matrix: Matrix, every: list[Row]) -> dict[str, Any]:
         "conditions": matrix.conditions,
         "baseline": matrix.baseline,
         "candidate": matrix.candidate,
+        "sequential": matrix.sequential,
         "rows": [
             {
                 "case_id": r.case_id,
@@ -172,6 +177,7 @@ def _matrix_json(matrix: Matrix, every: list[Row]) -> dict[str, Any]:
                 "tags": list(r.tags),
                 "passed": r.passed,
                 "delta": r.delta,
+                "not_looked": r.unlooked,
                 "cells": {
                     c: {
                         "first_line": cell.first_line,
@@ -189,5 +195,17 @@ def _matrix_json(matrix: Matrix, every: list[Row]) -> dict[str, Any]:
 
 
 def _dump(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    _save(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+
+
+def _save(path: Path, text: str) -> None:
+    """Write `text` to `path` in UTF-8, a CHUNK of characters at a time (a long response is
+    not encoded whole at once); an OSError (a full disk, a file-size limit) names the file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", errors="replace") as handle:
+            for start in range(0, len(text), CHUNK):
+                handle.write(text[start : start + CHUNK])
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)
+        raise

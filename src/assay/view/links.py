@@ -50,6 +50,15 @@ class Links:
             return f"{self.root}runs/{file_name(run_id)}/cases/{file_name(case_id)}.html"
         return f"{self.root}runs/{quote(run_id, safe='')}/cases/{quote(case_id, safe='')}"
 
+    def response(self, run_id: str, case_id: str, condition: str, trial: int) -> str:
+        """One trial's whole response as text: the server's route, or the export's file
+        beside the case page."""
+        if self.static:  # a folder named as the case page beside it: one name per trial
+            name = f"{file_name(case_id)}/{file_name(condition)}-{trial}.txt"
+            return f"{self.root}runs/{file_name(run_id)}/cases/{name}"
+        query = urlencode({"case": case_id, "condition": condition, "trial": trial})
+        return f"{self.root}runs/{quote(run_id, safe='')}/response?{query}"
+
     def compare(self, a: str | None = None, b: str | None = None) -> str:
         if self.static:
             if a is None or b is None:

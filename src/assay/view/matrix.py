@@ -19,22 +19,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from assay.core.text import cut
 from assay.store.views import ReadOnlyStore
 
 PER_PAGE = 50
-Outcome = Literal["", "regressions", "wins", "losses", "failing", "blocking", "errored"]
-OUTCOMES: tuple[Outcome, ...] = (
-    "",
-    "regressions",
-    "wins",
-    "losses",
-    "failing",
-    "blocking",
-    "errored",
-)
+PAGE_TEXT = 200_000
+"""Characters of a response a page shows (and the search looks in): a longer one is cut,
+its whole text a link away (`/runs/RUN/response?...`; an export's file beside the page)."""
+FIRST_LINE = 160
+Outcome = Literal["", "regressions", "wins", "losses", "failing", "blocking", "errored", "not-run"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 @dataclass(slots=True)
@@ -61,6 +57,8 @@ class Row:
     """The gated condition's per-case checks: all passed, some failed, or none recorded."""
     delta: float | None
     """The candidate's weighted score minus the baseline's."""
+    unlooked: bool = False
+    """A sequential run stopped before the case: the verdict never looked at it."""
 
 
 @dataclass(slots=True)
@@ -112,12 +110,42 @@ class Matrix:
     """Case id → its position."""
     store: ReadOnlyStore | None = field(default=None, repr=False, compare=False)
     """Where the parts read on demand come from."""
+    unlooked: list[bool] = field(default_factory=list)
+    """Per case: a sequential run stopped before it (the report's `not_looked`); its
+    checks are not shown as passed, whatever trials an earlier run left."""
+    unrun_count: int | None = field(default=None, repr=False, compare=False)
     texts: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
     """Each case's prompt and responses, casefolded, for the search (read on the first)."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def compared(self) -> bool:
+        """Whether the run's gate compared a candidate with a baseline (False: a single
+        system gated on its own, or no evaluation recorded)."""
+        return self.baseline is not None
+
+    @property
+    def sequential(self) -> dict[str, Any] | None:
+        """The report's sequential stop (`Sequential`'s fields), if the run went in looks."""
+        stop = (self.report or {}).get("sequential")
+        return stop if isinstance(stop, dict) else None
+
+    @property
+    def not_run(self) -> int:
+        """Cases no condition answered, or the verdict never looked at (counted once)."""
+        if self.unrun_count is None:
+            self.unrun_count = sum(1 for i in range(len(self)) if self.unrun(i))
+        return self.unrun_count
+
+    def looked_past(self, i: int) -> bool:
+        """Whether a sequential run stopped before case `i` (the verdict never saw it)."""
+        return i < len(self.unlooked) and self.unlooked[i]
+
+    def unrun(self, i: int) -> bool:
+        return self.looked_past(i) or not any(c.ran[i] for c in self.columns.values())
 
     @property
     def categories(self) -> list[str]:
@@ -160,6 +188,7 @@ class Matrix:
             cells,
             self.passed[i],
             self.delta[i],
+            self.looked_past(i),
         )
 
 
@@ -271,10 +300,11 @@ OUTCOME_TESTS: dict[str, Callable[[Matrix, int], bool]] = {
     "failing": lambda m, i: m.passed[i] is False,
     "blocking": lambda m, i: m.blocking(i),
     "errored": lambda m, i: m.errored(i),
+    "not-run": lambda m, i: m.unrun(i),
 }
 
 
-def first_line(text: str, limit: int = 160) -> str:
+def first_line(text: str, limit: int = FIRST_LINE) -> str:
     """The first non-blank line of a response, cut to `limit` characters."""
     head = text[: limit * 8]
     line = next((ln.strip() for ln in head.splitlines() if ln.strip()), "")
@@ -325,8 +355,8 @@ def build(store: ReadOnlyStore, run_id: str) -> Matrix:
             if not col.ran[found]:
                 col.ran[found], col.first_line[found] = True, ""
             col.weighted[found], col.blocker[found] = weighted, bool(blocker)
-    baseline = str(report["baseline"]) if report and report.get("baseline") else None
     candidate = str(report["candidate"]) if report and report.get("candidate") else None
+    baseline = _baseline(report, conditions, candidate)
     matrix = Matrix(
         run_id,
         conditions,
@@ -347,6 +377,17 @@ def build(store: ReadOnlyStore, run_id: str) -> Matrix:
     return matrix
 
 
+def _baseline(
+    report: dict[str, Any] | None, conditions: list[str], candidate: str | None
+) -> str | None:
+    """The condition the gate compared the candidate with; None when it compared none (a
+    single system gated on its own: `baseline_compared` false, one condition, or no report)."""
+    if not report or report.get("baseline_compared") is False or not report.get("baseline"):
+        return None
+    baseline = str(report["baseline"])
+    return baseline if baseline in conditions and baseline != candidate else None
+
+
 def _tags(value: Any) -> tuple[str, ...]:
     """A case's tags from `json_extract`: a list comes back as JSON text, anything else is
     no tags."""
@@ -360,9 +401,12 @@ def _tags(value: Any) -> tuple[str, ...]:
 
 
 def _outcomes(m: Matrix) -> None:
+    listed = (m.report or {}).get("not_looked") if m.sequential else None
+    unlooked = {c for c in listed if isinstance(c, str)} if isinstance(listed, list) else set()
+    m.unlooked = [case_id in unlooked for case_id in m.ids]
     for check in (m.report or {}).get("case_checks", []):
         i = m.index.get(str(check.get("case_id")))
-        if i is not None:
+        if i is not None and not m.unlooked[i]:
             m.passed[i] = bool(check.get("passed")) and m.passed[i] is not False
     base = m.columns.get(m.baseline) if m.baseline is not None else None
     cand = m.columns.get(m.candidate) if m.candidate is not None else None
@@ -382,7 +426,8 @@ def fill_first_lines(matrix: Matrix, indices: list[int]) -> None:
         return
     whole = len(wanted) == len(matrix)
     ids = None if whole else [matrix.ids[i] for i in wanted]
-    _set_first_lines(matrix, _first_lines(matrix.store.answers(matrix.run_id, ids)), wanted)
+    read = matrix.store.answers(matrix.run_id, ids, cut=FIRST_LINE * 8)
+    _set_first_lines(matrix, _first_lines(read), wanted)
 
 
 def _first_lines(answers: Iterable[tuple[str, str, str | None, str]]) -> dict[tuple[str, str], str]:
@@ -405,8 +450,9 @@ def _set_first_lines(
 
 
 def search_texts(matrix: Matrix) -> dict[str, tuple[str, ...]]:
-    """Each case's prompt and answered responses, casefolded: read from the store on the
-    run's first search and kept (every cell's first line filled on the way)."""
+    """Each case's prompt and answered responses (the first PAGE_TEXT characters of each, as
+    its page shows), casefolded: read from the store on the run's first search and kept
+    (every cell's first line filled on the way)."""
     with matrix.lock:
         if matrix.texts is not None:
             return matrix.texts
@@ -415,7 +461,7 @@ def search_texts(matrix: Matrix) -> dict[str, tuple[str, ...]]:
         if matrix.store is not None:
             for case_id, prompt in matrix.store.prompts(matrix.run_id):
                 found[case_id] = [str(prompt if prompt is not None else "").casefold()]
-            answers = list(matrix.store.answers(matrix.run_id))
+            answers = list(matrix.store.answers(matrix.run_id, cut=PAGE_TEXT))
         for case_id, _, error, text in answers:
             if error is None and text:
                 found.setdefault(case_id, []).append(text.casefold())

@@ -8,7 +8,7 @@ from typing import Any
 
 from assay.store.views import CaseRow, CaseScores, ReadOnlyStore, TrialRow
 from assay.view.diff import Segment, word_diff
-from assay.view.matrix import Matrix
+from assay.view.matrix import PAGE_TEXT, Matrix
 
 PLACE = ("case_id", "trial", "condition")  # a score row's key, shown as its heading
 
@@ -40,6 +40,32 @@ class ScoreView:
     blocker: bool
 
 
+def stop_line(matrix: Matrix) -> str:
+    """What a sequential run's stop means for its cases: `Sequential run: verdict after 20 of
+    60 cases, look 1 of 3; 40 cases not run (neither looked at nor checked); per-case checks
+    on 20 of 60 cases.` (the cases not run are the report's `not_looked`)."""
+    stop = matrix.sequential or {}
+    cases, total = _count(stop.get("cases")), _count(stop.get("total_cases"))
+    look, looks = _count(stop.get("look")), _count(stop.get("looks"))
+    reached = stop.get("stopped_early") is True or look == looks
+    what = "verdict" if reached else "stopped without a settled verdict"
+    after = f"every case ({total})" if cases >= total else f"{cases} of {total} cases"
+    line = f"Sequential run: {what} after {after}, look {look} of {looks}"
+    unrun = sum(matrix.unlooked)
+    if unrun:
+        line += f"; {unrun} cases not run (neither looked at nor checked)"
+    sampled, checked = stop.get("sampled"), _count(stop.get("checked"))
+    if isinstance(sampled, str) and sampled:
+        line += f"; {sampled}"
+    elif checked:
+        line += f"; per-case checks on {checked} of {total} cases"
+    return line + "."
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def case_page(store: ReadOnlyStore, matrix: Matrix, case_id: str) -> dict[str, Any] | None:
     """The case page's data, or None when the run has no such case."""
     return next(case_pages(store, matrix, [case_id]))[1]
@@ -56,7 +82,7 @@ def case_pages(
         ids = case_ids[start : start + chunk]
         cases = store.cases_of(run_id, ids)
         trials: dict[str, list[TrialRow]] = {}
-        for trial in store.trials(run_id, ids):
+        for trial in store.trials(run_id, ids, cut=PAGE_TEXT):
             trials.setdefault(trial.case_id, []).append(trial)
         scores = store.scores_of(run_id, ids)
         wanted = set(ids)
@@ -71,7 +97,8 @@ def case_pages(
                 yield case_id, None
                 continue
             data = _case_page(matrix, case_id, case, tried, scores[case_id])
-            data["checks"] = checks.get(case_id, [])
+            # the checks of a case the sequential verdict never looked at are no verdict on it
+            data["checks"] = [] if data["unlooked"] else checks.get(case_id, [])
             data["previous_run"] = previous_run if case_id in before else None
             yield case_id, data
 
@@ -108,6 +135,9 @@ def _case_page(
         "category": case.category if case is not None else "",
         "risk": case.risk if case is not None else "",
         "baseline": baseline,
+        "gated_baseline": matrix.baseline,
+        "unlooked": stop_line(matrix) if at >= 0 and matrix.looked_past(at) else None,
+        "page_text": PAGE_TEXT,
         "conditions": conditions,
         "lines": lines,
         "scores": scores,

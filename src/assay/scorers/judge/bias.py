@@ -74,6 +74,33 @@ def family(name: str | None) -> str | None:
     return None
 
 
+def scripted(name: str) -> bool:
+    """A scripted mock model (`mock`, `mock:fair`): no family, and nothing to prefer."""
+    return name == "mock" or name.startswith("mock:")
+
+
+def model_name(name: str) -> str:
+    """A spec's model name, lower case (`openai:My-Tune` → `my-tune`; a name as it is)."""
+    prefix, sep, rest = name.partition(":")
+    return (rest if sep and prefix in NEUTRAL_PREFIXES else name).lower()
+
+
+def unknown_relation(judge: str, generators: Iterable[str | None]) -> str | None:
+    """Why a judge cannot be told apart from the models that wrote the responses, or None:
+    it is one of them (`judges responses it wrote`), or its family is unknown while a
+    (non-mock) model wrote responses (an unknown family is unknown, not different)."""
+    if scripted(judge):
+        return None
+    written = [g for g in generators if g and not scripted(g)]
+    if any(g == judge or model_name(g) == model_name(judge) for g in written):
+        return "judges responses it wrote itself"
+    if written and family(judge) is None:
+        return (
+            "is of an unknown model family: it may share one with a model that wrote the responses"
+        )
+    return None
+
+
 def shared_families(judge: str, generators: Iterable[str | None]) -> set[str]:
     """Families the judge shares with any generator (spec or model name)."""
     mine = family(judge)

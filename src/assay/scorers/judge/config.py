@@ -25,7 +25,7 @@ from assay.models.registry import (
     create_model,
     missing_keys,
 )
-from assay.scorers.judge.bias import shared_families
+from assay.scorers.judge.bias import shared_families, unknown_relation
 from assay.scorers.judge.prompts import template_sha256
 
 Mode = Literal["direct", "pairwise"]
@@ -132,6 +132,11 @@ def family_warnings(config: JudgeConfig, trials: Sequence[Trial]) -> list[str]:
                 f"judge {spec} is of the {', '.join(sorted(shared))} family, like a model that"
                 " wrote the responses: expect self-preference; prefer a judge of another"
                 " family or a panel"
+            )
+        elif (why := unknown_relation(spec, generators)) is not None:
+            messages.append(
+                f"judge {spec} {why}: self-preference cannot be ruled out; prefer a judge of a"
+                " known family other than the responses' models, or a panel"
             )
     if messages and config.strict_judge:
         raise InputError([f"ERROR: --strict-judge: {m}" for m in messages])

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.core.bounded import LimitExceeded
 from assay.core.records import Comparison
 from assay.core.trajectory_text import judged_text
 from assay.engine.calls import Caller
@@ -166,8 +167,11 @@ class PairJudge:
         if not self.setup.config.expectations_first:
             return None
         trial_a, trial_b = ctx.trials
-        failed_a = self.expectations.failed(ctx.case, trial_a)
-        failed_b = self.expectations.failed(ctx.case, trial_b)
+        try:
+            failed_a = self.expectations.failed(ctx.case, trial_a)
+            failed_b = self.expectations.failed(ctx.case, trial_b)
+        except LimitExceeded:  # a check with no answer decides nothing: the judge does
+            return None
         if bool(failed_a) == bool(failed_b):
             return None
         winner: Literal["a", "b"] = "b" if failed_a else "a"

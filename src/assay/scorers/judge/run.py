@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,8 @@ class JudgeResult:
     alpha: dict[str, float | None] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    failed_by: dict[str, int] = field(default_factory=dict)
+    """Items whose judging failed, by the judge whose call or reply failed them."""
     criteria: list[str] = field(default_factory=list)
 
     @property
@@ -239,6 +241,8 @@ class Judging:
         result = self.result
         if outcome.scored is None:
             result.failed += 1
+            who = failing_judge(outcome.failure, self.models)
+            result.failed_by[who] = result.failed_by.get(who, 0) + 1
             if len(result.failures) < 20:
                 result.failures.append(f"{_label(item)}: {outcome.failure}")
             self.tick(False)
@@ -436,6 +440,14 @@ def record_history(
         lengths[(trial.case_id, trial.trial, trial.condition)] = len(trial.response)
     for run_id, (run_rows, run_lines) in by_run.items():
         save_score_rows(store, run_id, run_rows, lengths, lines=run_lines)
+
+
+def failing_judge(failure: str | None, judges: Iterable[str]) -> str:
+    """The judge a failure names (`JudgeFailure` messages start with its spec), or "the
+    judge" when none does."""
+    text = failure or ""
+    named = [spec for spec in judges if text.startswith(f"{spec}:")]
+    return max(named, key=len) if named else "the judge"
 
 
 def _label(item: JudgeItem) -> str:
