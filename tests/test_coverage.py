@@ -317,7 +317,7 @@ def test_uneven_trials_are_not_gaps_and_show_one_weighted_delta(cli: Any, tmp_pa
     missing."""
     metrics = ("correctness", "autonomy", "actionability", "safety", "concision")
     rows = []
-    for i in range(8):
+    for i in range(30):  # enough cases for the interval to clear 0
         for trial in range(1, 2 + i % 5):
             for condition in ("baseline", "candidate"):
                 value = 3.0 if condition == "baseline" else 4.0 - 0.25 * (trial - 1) + 0.1 * i
@@ -339,6 +339,6 @@ def test_uneven_trials_are_not_gaps_and_show_one_weighted_delta(cli: Any, tmp_pa
         conditions["candidate"]["weighted_score"] - conditions["baseline"]["weighted_score"]
     )
     assert difference == pytest.approx(delta, abs=2e-6)
-    lacking = write_jsonl(tmp_path / "lacking.jsonl", rows[:-1])  # intake-7's last candidate
+    lacking = write_jsonl(tmp_path / "lacking.jsonl", rows[:-1])  # intake-29's last candidate
     result = cli("report", "--scores", lacking, "--out", tmp_path / "out2")
-    assert result.code == 2 and "missing 1 (intake-7#3)" in result.stderr
+    assert result.code == 2 and "missing 1 (intake-29#5)" in result.stderr
