@@ -38,6 +38,7 @@ from assay.engine.runner import Progress
 from assay.store import Store
 from assay.store.spend import Spend, run_spend
 from assay.verdict.checks import Sequential
+from assay.verdict.clusters import unit_ends
 from assay.verdict.coverage import protected
 from assay.verdict.looks import look_ends, look_order, look_size
 from assay.verdict.percase import sampled_text
@@ -111,7 +112,7 @@ def _looks(
     warn: Warn | None,
 ) -> OutcomeT:
     order = look_order(request.cases, suite.gate.seed)
-    ends = look_ends(len(order), look_size(len(order), suite.gate.look))
+    ends = unit_ends(order, look_ends(len(order), look_size(len(order), suite.gate.look)))
     names = [c.name for c in request.conditions]
     candidate = pick_candidate(suite.gate.candidate, names)
     # The candidate alone on a case is a saving only beside another condition (an A/B): a
@@ -202,7 +203,7 @@ def _stop(
     level = look_level(suite.gate.level, fractions)
     return Sequential(
         method=METHOD.name,
-        guarantee=METHOD.guarantee(suite.gate.level),
+        guarantee=METHOD.guarantee(suite.gate.level, _planned(fractions, looks)),
         look=look,
         looks=looks,
         cases=len(looked),
@@ -216,6 +217,15 @@ def _stop(
         case_ids=[c.id for c in looked],
         checked_ids=[c.id for c in part.alone],
     )
+
+
+def _planned(fractions: Sequence[float], looks: int) -> list[float]:
+    """Every planned look's information fraction, from the looks made so far and their count
+    (looks of one size: the last look takes what is left)."""
+    if len(fractions) >= looks or not fractions:
+        return list(fractions)
+    step = fractions[0]
+    return [min(step * k, 1.0) for k in range(1, looks)] + [1.0]
 
 
 def _recorded(store: Path, run_id: str) -> tuple[int, float]:

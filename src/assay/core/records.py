@@ -110,11 +110,15 @@ class Case(Record):
     expect: Expect | None = None
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
+    cluster: NonEmpty | None = None
+    """Cases sharing this value are one unit of evidence (a template, a source document, a
+    conversation): intervals, looks and corpus bounds average them first
+    (`verdict.clusters`). A case without one is its own unit."""
 
-    @field_validator("id", "category")
+    @field_validator("id", "category", "cluster")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("must not be blank")
         return value
 

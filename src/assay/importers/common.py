@@ -250,6 +250,18 @@ def risk_of(metadata: dict[str, Any] | None) -> Risk:
     return DEFAULT_RISK
 
 
+def cluster_of(metadata: dict[str, Any] | None) -> str | None:
+    """The case's cluster from the source's metadata (`cluster`: a template, a source
+    document, a conversation the case shares with others), when it is a non-blank string or
+    a whole number; None otherwise (the value then stays in the case's metadata)."""
+    cluster = (metadata or {}).get("cluster")
+    if isinstance(cluster, int) and not isinstance(cluster, bool):
+        return str(cluster)
+    if isinstance(cluster, str) and cluster.strip():
+        return cluster
+    return None
+
+
 def first_cases(cases: Iterable[Case]) -> list[Case]:
     """One case per id, the first seen (a prompt variant renders the same case differently;
     the case is what the variants share)."""

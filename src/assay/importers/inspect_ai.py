@@ -34,6 +34,7 @@ from assay.importers.common import (
     MAX_PROBLEMS,
     Imported,
     Source,
+    cluster_of,
     is_zip,
     merge,
     metric_name,
@@ -433,6 +434,9 @@ def _case(path: Path, where: str, spec: EvalSpec, sample: Sample) -> Case:
     metadata = dict(sample.metadata or {})
     category = metadata.pop("category", None)
     metadata.pop("risk", None)
+    cluster = cluster_of(metadata)
+    if cluster is not None:
+        metadata.pop("cluster")
     targets = [sample.target] if isinstance(sample.target, str) else list(sample.target)
     targets = [t for t in targets if t.strip()]
     try:
@@ -445,6 +449,7 @@ def _case(path: Path, where: str, spec: EvalSpec, sample: Sample) -> Case:
             or [f"passes the {spec.task} scorers"],
             reference="\n".join(targets) or None,
             metadata=metadata or None,
+            cluster=cluster,
         )
     except ValueError as exc:  # a blank sample id
         raise problem(path, place(where, "id"), str(exc).splitlines()[-1].strip()) from None

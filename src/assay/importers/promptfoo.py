@@ -30,6 +30,7 @@ from assay.importers.common import (
     ZIP,
     Imported,
     Source,
+    cluster_of,
     is_zip,
     merge,
     metric_name,
@@ -303,7 +304,9 @@ def _case(
     category: Any,
     metadata: dict[str, Any],
 ) -> Case:
-    extra = {k: v for k, v in metadata.items() if k not in ("category", "risk")}
+    cluster = cluster_of(metadata)
+    named = ("category", "risk", "cluster") if cluster is not None else ("category", "risk")
+    extra = {k: v for k, v in metadata.items() if k not in named}
     if r.testCase.vars:
         extra["vars"] = r.testCase.vars
     try:
@@ -314,6 +317,7 @@ def _case(
             risk=risk_of(metadata),
             criteria=_criteria(r.testCase),
             metadata=extra or None,
+            cluster=cluster,
         )
     except ValueError as exc:  # a blank description or assertion type
         raise problem(path, f"{where}.testCase", str(exc).splitlines()[-1].strip()) from None

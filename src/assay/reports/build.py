@@ -338,6 +338,8 @@ def build_report(
         passed=gate.passed,
         reasons=gate.explanation,
         cases_needed=gate.cases_needed,
+        clusters=gate.clusters,
+        paired_cases=gate.cases if gate.clusters is not None else None,
         coverage=gate.coverage,
         sequential=gate.sequential,
         not_looked=not_looked(gate.sequential, cases),

@@ -272,6 +272,17 @@ class Report(ReportModel):
     passed: bool
     reasons: list[str]
     cases_needed: int | None
+    clusters: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the clusters the paired cases fall in, when the catalogue declares any:"
+        " the independent units the verdict rests on (absent otherwise)",
+    )
+    paired_cases: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the cases those clusters hold (absent without clusters)",
+    )
     coverage: Coverage | None = Field(
         default=None,
         description="the evidence expected (cases × gated conditions × trials) and found:"

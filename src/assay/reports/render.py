@@ -140,13 +140,17 @@ def render_junit(report: Report) -> str:
     import xml.etree.ElementTree as ET
 
     suite = ET.Element("testsuite", name=report.title)
-    if report.judge is not None or report.sequential is not None:  # properties come first
+    shown = (report.judge, report.sequential, report.clusters)
+    if any(item is not None for item in shown):  # properties come first
         properties = ET.SubElement(suite, "properties")
         if report.judge is not None:
             ET.SubElement(properties, "property", name="llm_judge", value=report.judge.headline)
         if report.sequential is not None:
             stop = report.sequential.headline
             ET.SubElement(properties, "property", name="sequential", value=stop)
+        if report.clusters is not None:
+            rests = f"{report.clusters} clusters of {report.paired_cases} cases"
+            ET.SubElement(properties, "property", name="clusters", value=rests)
     gate = ET.SubElement(suite, "testcase", classname="release_gate", name=report.candidate)
     if not report.passed:
         failure = ET.SubElement(gate, "failure", message=f"release gate: {report.verdict}")

@@ -10,6 +10,7 @@ from assay.core.records import Case
 from assay.core.rubric import Rubric
 from assay.core.suite import GateSection
 from assay.verdict.checks import Check, ConditionMeans, Interval, ScoreSummary, rounded
+from assay.verdict.clusters import cluster_map
 from assay.verdict.compare import (
     WEIGHTED,
     ConditionSummary,
@@ -55,7 +56,11 @@ class Analysis:
             comparisons={
                 name: {
                     metric: Interval(
-                        delta=d.delta, ci_low=d.ci_low, ci_high=d.ci_high, cases=d.cases
+                        delta=d.delta,
+                        ci_low=d.ci_low,
+                        ci_high=d.ci_high,
+                        cases=d.cases,
+                        clusters=d.clusters,
                     )
                     for metric, d in p.intervals.items()
                 }
@@ -115,6 +120,7 @@ def analyse(
     )
     grouped = {c: grouped[c] for c in order}
     metrics = metric_names(rows, rubric)
+    clusters = cluster_map(cases.values()) if cases is not None else None
     summaries = {c: summarise(r, rubric, metrics) for c, r in grouped.items()}
     paired: dict[str, Paired] = {}
     if BASELINE in grouped:
@@ -125,6 +131,7 @@ def analyse(
                 rubric,
                 metrics,
                 level=config.level,
+                clusters=clusters,
             )
     risks = {c.id: c.risk for c in cases.values()} if cases is not None else None
     gate = decide(

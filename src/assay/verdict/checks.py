@@ -58,6 +58,9 @@ class Check:
     value: Figure = None
     """The observed figure a bound was checked against (a corpus threshold's mean)."""
     cases: int | None = None
+    clusters: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The clusters `cases` fall in when the catalogue declares any: the interval's units
+    (`verdict.clusters`); absent otherwise."""
     cases_needed: int | None = None
     method: str | None = None
     """What made the figure a corpus bound was checked against (`lexical`, `judge:<model>`)."""
@@ -241,6 +244,12 @@ class ReleaseGate(Output):
     notes: list[str] = Field(default_factory=list)
     cases_needed: int | None
     checks: list[Check]
+    clusters: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the clusters the paired cases fall in, when the catalogue declares any:"
+        " the independent units the verdict rests on (absent otherwise)",
+    )
     coverage: Coverage | None = None
     sequential: Sequential | None = Field(
         default=None,
@@ -257,6 +266,11 @@ class Interval(Output):
     ci_low: Figure
     ci_high: Figure
     cases: int
+    clusters: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the clusters the cases fall in, when declared (absent otherwise)",
+    )
 
 
 class ConditionMeans(Output):

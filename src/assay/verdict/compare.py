@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assay.core.rubric import Rubric
+from assay.core.rubric import TOLERANCE, Rubric
+from assay.verdict.clusters import Unit, unit_means, units_of
 from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
 
@@ -28,7 +29,8 @@ class ConditionSummary:
 @dataclass(slots=True)
 class Delta:
     """A paired delta (other − baseline) of `metric` with its interval (`verdict.interval`),
-    over `cases` cases."""
+    over `cases` cases; with declared clusters, over their `clusters` (`verdict.clusters`:
+    `delta` and `sd` are then the mean and spread of the clusters' mean deltas)."""
 
     metric: str
     delta: float
@@ -38,6 +40,19 @@ class Delta:
     cases: int
     span: float
     """The widest a delta of this column can be (`delta_spans`)."""
+    clusters: int | None = None
+    """Clusters the cases fall in, when the catalogue declares any (None: every case is
+    its own unit)."""
+    better: int = 0
+    """Units (cases, or clusters when declared) whose delta is above 0 (beyond 1e-9): with
+    `worse`, what a margin of 0 decides on when its interval cannot (`gate.non_inferiority`)."""
+    worse: int = 0
+    """Units whose delta is below 0 (beyond 1e-9)."""
+
+    @property
+    def units(self) -> int:
+        """The independent units the interval rests on: clusters, else cases."""
+        return self.cases if self.clusters is None else self.clusters
 
 
 @dataclass(slots=True)
@@ -48,9 +63,16 @@ class Paired:
     metrics: list[str]
     deltas: FloatArray
     spans: FloatArray
-    """Per column, the widest a delta can be (`delta_spans`): it bounds the interval of a
-    column whose cases all share one delta."""
+    """Per column, the widest a delta can be (`delta_spans`): the range the interval of the
+    column's mean rests on (`verdict.interval`)."""
     intervals: dict[str, Delta] = field(default_factory=dict)
+    units: list[Unit] | None = None
+    """Each case's unit of evidence (`verdict.clusters`), None when no cluster is declared."""
+
+    @property
+    def clusters(self) -> int | None:
+        """How many clusters the paired cases fall in (None: none declared)."""
+        return None if self.units is None else len(set(self.units))
 
     def column(self, metric: str) -> FloatArray:
         result: FloatArray = self.deltas[:, self.metrics.index(metric)]
@@ -73,14 +95,17 @@ def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
 def delta_spans(rubric: Rubric, *tables: FloatArray) -> FloatArray:
     """Per column of `tables` (cases × columns of values, NaN = absent), the widest its
     delta can be: 1 when every value lies in [0, 1] (a share: a deterministic scorer's
-    metric), else the width of [min(low, 0), max(high, 1)] (the rubric's scale, which holds
-    the shares too)."""
+    metric), high − low when every value lies on the rubric's scale [low, high] (a judge's
+    score), else the width of [min(low, 0), max(high, 1)] (the scale widened to hold the
+    shares too: a weighted score mixing both)."""
     low, high = rubric.bounds
     wide = max(high, 1.0) - min(low, 0.0)
     values = np.vstack(tables) if tables else np.empty((0, 0))
     with np.errstate(invalid="ignore"):
-        share = np.all(np.isnan(values) | ((values >= 0.0) & (values <= 1.0)), axis=0)
-    spans: FloatArray = np.where(share, 1.0, wide)
+        absent = np.isnan(values)
+        share = np.all(absent | ((values >= 0.0) & (values <= 1.0)), axis=0)
+        scaled = np.all(absent | ((values >= low) & (values <= high)), axis=0)
+    spans: FloatArray = np.where(share, 1.0, np.where(scaled, high - low, wide))
     return spans
 
 
@@ -173,8 +198,10 @@ def paired_deltas(
     metrics: Sequence[str],
     *,
     level: float = LEVEL,
+    clusters: Mapping[str, str] | None = None,
 ) -> Paired:
-    """Per-case deltas of `other` against baseline on their common cases, with intervals."""
+    """Per-case deltas of `other` against baseline on their common cases, with intervals
+    over cases, or over `clusters` (case id → cluster) when any is declared."""
     base = case_means(by_condition[BASELINE], rubric, metrics)
     cand = case_means(by_condition[other], rubric, metrics)
     common = sorted(set(base) & set(cand))
@@ -183,8 +210,9 @@ def paired_deltas(
     after = np.array([cand[c] for c in common]).reshape(len(common), len(columns))
     deltas = after - before
     spans = delta_spans(rubric, before, after)
-    paired = Paired(case_ids=common, metrics=columns, deltas=deltas, spans=spans)
-    paired.intervals = intervals(deltas, columns, level=level, spans=spans)
+    units = units_of(common, clusters)
+    paired = Paired(case_ids=common, metrics=columns, deltas=deltas, spans=spans, units=units)
+    paired.intervals = intervals(deltas, columns, level=level, spans=spans, units=units)
     return paired
 
 
@@ -194,12 +222,19 @@ def intervals(
     *,
     level: float = LEVEL,
     spans: FloatArray,
+    units: Sequence[Unit] | None = None,
 ) -> dict[str, Delta]:
     """Each column's mean delta and interval (`paired_intervals`: every column from the same
-    cases, one deterministic rule); columns no case has are left out."""
+    cases, one deterministic rule); columns no case has are left out. With `units` (each
+    row's cluster, `verdict.clusters`) the interval runs over the clusters' mean deltas."""
     if not len(deltas):
         return {}
-    result = paired_intervals(deltas, level=level, span=spans)
+    values = deltas if units is None else unit_means(deltas, units)
+    result = paired_intervals(values, level=level, span=spans)
+    cases = (~np.isnan(deltas)).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        better = (values > TOLERANCE).sum(axis=0)
+        worse = (values < -TOLERANCE).sum(axis=0)
     return {
         name: Delta(
             metric=name,
@@ -207,8 +242,11 @@ def intervals(
             ci_low=float(result.low[i]),
             ci_high=float(result.high[i]),
             sd=float(result.sd[i]),
-            cases=int(result.n[i]),
+            cases=int(cases[i]),
             span=float(spans[i]),
+            clusters=None if units is None else int(result.n[i]),
+            better=int(better[i]),
+            worse=int(worse[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

@@ -5,15 +5,20 @@ FAIL if the candidate's mean of a guarded metric (correctness, safety) is more t
 margin (0.1) below baseline — a drop of exactly the margin passes; FAIL unless the
 candidate's weighted score is strictly above baseline; else PASS.
 
-Statistical gate (`mode="stats"`): per-case paired deltas with t intervals over cases
-(`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its mean delta is below
-−margin and passes when the interval's lower bound is not below −margin (non-inferiority).
+Statistical gate (`mode="stats"`): per-case paired deltas with betting intervals for
+bounded values over cases (`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its
+mean delta is below −margin and passes when the interval's lower bound is not below −margin
+(non-inferiority); a margin of 0 ("no worse") also passes when no case is worse than
+baseline (`non_inferiority`).
 The weighted score FAILs if its mean delta is ≤ 0 and passes when the lower bound is above 0.
 Given each case's risk, the guarded margins also apply within each risk tier (low 0.2,
 medium 0.1, high 0.0 by default). No check passes on fewer than `MIN_CASES` (5) cases.
+When the catalogue declares clusters (`verdict.clusters`), every interval runs over the
+clusters' mean deltas, `MIN_CASES` counts clusters, and the cases estimated to settle a check
+are the clusters needed times the mean cluster size.
 Anything undecided is INCONCLUSIVE, with an estimate of the cases that would likely resolve
-it: n with t(n − 1)·sd/√n = distance of the mean from the bound, from the observed per-case
-spread (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
+it: the least n at which the interval of n cases at the observed mean and per-case spread
+clears the bound (`interval.cases_to_clear`), and never fewer than `MIN_CASES`.
 
 Without a baseline (a suite or score rows of one condition) no comparison is made: the gated
 condition passes or fails on its blockers and the `failures` alone.
@@ -45,6 +50,7 @@ from assay.verdict.checks import (
     Verdict,
     interval_text,
 )
+from assay.verdict.clusters import clusters_text
 from assay.verdict.compare import WEIGHTED, ConditionSummary, Delta, Paired, intervals
 from assay.verdict.interval import MIN_CASES, cases_to_clear
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -67,6 +73,9 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     cases: int | None = None
     """Cases paired with baseline (None when there is no baseline)."""
+    clusters: int | None = None
+    """The clusters those cases fall in, when the catalogue declares any (`verdict.clusters`):
+    the independent units the verdict rests on."""
     compared: bool = False
     """Whether the candidate was compared with baseline (False: gated on its own)."""
     coverage: Coverage | None = None
@@ -122,11 +131,17 @@ class GateResult:
     @property
     def headline(self) -> str:
         """One line for people: mode, candidate, verdict, and when INCONCLUSIVE how many cases
-        would likely settle it."""
+        would likely settle it; with declared clusters, the clusters the cases fall in."""
         alone = "" if self.compared else ", no baseline comparison"
         line = f"release gate ({self.mode}, candidate {self.candidate}{alone}): {self.verdict}"
+        if self.clusters is not None and not self.cases_needed:
+            line += f" (on {self.cases} cases{clusters_text(self.clusters)})"
         if self.cases_needed:
-            have = f" (have {self.cases})" if self.cases is not None else ""
+            have = (
+                f" (have {self.cases}{clusters_text(self.clusters)})"
+                if self.cases is not None
+                else ""
+            )
             line += f": about {self.cases_needed} cases would likely settle it{have}"
         return line
 
@@ -141,6 +156,7 @@ class GateResult:
             notes=list(self.notes),
             cases_needed=self.cases_needed,
             checks=list(self.checks),
+            clusters=self.clusters,
             coverage=self.coverage,
             sequential=self.sequential,
         )
@@ -197,19 +213,22 @@ def cases_for(
     and never fewer than `MIN_CASES` (`interval.cases_to_clear`).
 
     For a risk tier, `scale` is all cases over the tier's and `total` the cases there are in
-    all, so the estimate counts cases in all."""
+    all, so the estimate counts cases in all. With clusters, the interval's units are
+    clusters: the clusters needed times the mean cases per cluster."""
     have = interval.cases if total is None else total
-    floor = math.ceil(scale * MIN_CASES)
+    per_unit = interval.cases / interval.units if interval.units else 1.0
+    floor = math.ceil(scale * MIN_CASES * per_unit)
+    more = have + (1 if interval.clusters is None else max(1, math.ceil(scale * per_unit)))
     if distance <= TOLERANCE:
         return None
-    if interval.cases < 2:
-        return max(floor, have + 1)
+    if interval.units < 2:
+        return max(floor, more)
     estimate = cases_to_clear(
         interval.delta, interval.sd, distance, level=level, span=interval.span
     )
     if estimate is None:
         return None
-    return max(math.ceil(scale * estimate), floor, have + 1)
+    return max(math.ceil(scale * estimate * per_unit), floor, more)
 
 
 def _interval_check(
@@ -233,27 +252,38 @@ def _interval_check(
         ci_high=interval.ci_high,
         bound=bound,
         cases=interval.cases,
+        clusters=interval.clusters,
         cases_needed=cases_needed,
     )
 
 
 def _figures(interval: Delta) -> str:
-    bounds = interval_text(interval.ci_low, interval.ci_high, interval.cases)
-    return f"{_fmt(interval.delta)} {bounds}"
+    """`+0.300 [+0.120, +0.480]`, and with clusters ` over 12 clusters of 120 cases`."""
+    if interval.clusters is None:
+        return f"{_fmt(interval.delta)} {interval_text(interval.ci_low, interval.ci_high, interval.cases)}"
+    bounds = interval_text(interval.ci_low, interval.ci_high, interval.clusters)
+    bounds = bounds.replace(" case]", " cluster]").replace(" cases]", " clusters]")
+    return (
+        f"{_fmt(interval.delta)} {bounds} over {interval.clusters} cluster"
+        f"{'' if interval.clusters == 1 else 's'} of {interval.cases} cases"
+    )
 
 
 def _undecided(interval: Delta, need: int | None, tier: bool) -> str:
     """Why an interval check is INCONCLUSIVE, and how many cases would likely settle it."""
     in_all = " in all" if tier else ""
-    few = interval.cases < MIN_CASES
+    few = interval.units < MIN_CASES
+    unit = "case" if interval.clusters is None else "cluster"
     if need:
         hint = f"about {need} cases{in_all} would likely resolve it"
+        if interval.clusters is not None and interval.cases:
+            hint += f" (about {math.ceil(need * interval.units / interval.cases)} clusters)"
     else:
         hint = "more cases are unlikely to resolve it at this mean"
     if few:
         where = " in the tier" if tier else ""
-        plural = "" if interval.cases == 1 else "s"
-        few_text = f"{interval.cases} case{plural}{where} cannot pass (it takes {MIN_CASES})"
+        plural = "" if interval.units == 1 else "s"
+        few_text = f"{interval.units} {unit}{plural}{where} cannot pass (it takes {MIN_CASES})"
         return f"{few_text}; {hint}"
     return hint
 
@@ -268,7 +298,12 @@ def non_inferiority(
     total: int | None = None,
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
-    and the interval rests on at least `MIN_CASES` cases.
+    and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse":
+    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline and
+    either none differs (a candidate equal on every case, which no interval can show) or the
+    k cases that differ are all better with k large enough for the sign test (0.5^k at most
+    (1 − level)/2: k ≥ 6 at 0.95); the reason states the share of worse cases that n cases
+    without one cannot rule out (`unseen_share`).
 
     Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
     the cases in all: an undecided check says how many cases in all would likely settle it."""
@@ -281,16 +316,26 @@ def non_inferiority(
         reason = f"{metric}{where}: mean delta {figures} is below {limit}"
         return _interval_check(name, "fail", reason, interval, metric, bound, scope)
     cleared = interval.ci_low >= bound - TOLERANCE
-    if cleared and interval.cases >= MIN_CASES:
+    if cleared and interval.units >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
+        return _interval_check(name, "pass", reason, interval, metric, bound, scope)
+    if margin <= TOLERANCE and interval.cases >= MIN_CASES and no_worse(interval, level):
+        share = unseen_share(interval.cases, level)
+        better = f", {interval.better} better" if interval.better else ", every one equal"
+        reason = (
+            f"{metric}{where}: no case is worse than baseline (0 of {interval.cases}{better};"
+            f" mean delta {figures}): a margin of 0 asks no worse, and a share of worse cases"
+            f" above {share:.1%} would show in {interval.cases} cases at this level"
+        )
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
     distance = interval.delta - bound
     need = cases_for(interval, distance, level, scale, total)
     have = (
         f"have {total} in all, {interval.cases} {scope.removeprefix('risk:')}-risk"
+        f"{clusters_text(interval.clusters)}"
         if tier
-        else f"have {interval.cases}"
+        else f"have {interval.cases}{clusters_text(interval.clusters)}"
     )
     verb = (
         "is undecided against"
@@ -304,6 +349,21 @@ def non_inferiority(
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
 
 
+def no_worse(interval: Delta, level: float) -> bool:
+    """No case worse than baseline, and either none better (equal on every case) or enough
+    better for the sign test among the cases that differ: 0.5^k ≤ (1 − level)/2."""
+    if interval.worse:
+        return False
+    return interval.better == 0 or 0.5**interval.better <= (1.0 - level) / 2 + TOLERANCE
+
+
+def unseen_share(cases: int, level: float) -> float:
+    """The largest share of cases with some property that `cases` independent cases without
+    one do not rule out at this level (one-sided, (1 − level)/2): 1 − ((1 − level)/2)^(1/n),
+    the exact Clopper–Pearson bound for 0 of n."""
+    return float(1.0 - ((1.0 - level) / 2) ** (1.0 / cases))
+
+
 def superiority(interval: Delta, level: float) -> Check:
     """Weighted score: FAIL when the mean delta is ≤ 0; PASS when the lower bound is above 0
     and the interval rests on at least `MIN_CASES` cases."""
@@ -313,7 +373,7 @@ def superiority(interval: Delta, level: float) -> Check:
         reason = f"{WEIGHTED}: {figures} is not above 0"
         return _interval_check(name, "fail", reason, interval, WEIGHTED, 0.0)
     cleared = interval.ci_low > TOLERANCE
-    if cleared and interval.cases >= MIN_CASES:
+    if cleared and interval.units >= MIN_CASES:
         reason = f"{WEIGHTED}: {figures} is above 0"
         return _interval_check(name, "pass", reason, interval, WEIGHTED, 0.0)
     need = cases_for(interval, interval.delta, level)
@@ -321,7 +381,7 @@ def superiority(interval: Delta, level: float) -> Check:
         "is undecided" if math.isnan(interval.ci_low) else "is above 0" if cleared else "includes 0"
     )
     hint = _undecided(interval, need, False)
-    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases})"
+    reason = f"{WEIGHTED}: {figures} {verb}; {hint} (have {interval.cases}{clusters_text(interval.clusters)})"
     return _interval_check(name, "inconclusive", reason, interval, WEIGHTED, 0.0, "all", need)
 
 
@@ -394,6 +454,9 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         sd=interval.sd,
         cases=interval.cases,
         span=interval.span,
+        clusters=interval.clusters,
+        better=interval.worse,
+        worse=interval.better,
     )
 
 
@@ -428,7 +491,10 @@ def stats_checks(
             continue
         columns = [paired.metrics.index(m) for m in guarded]
         subset = paired.deltas[np.ix_(rows, columns)]
-        tier_intervals = intervals(subset, guarded, level=level, spans=paired.spans[columns])
+        units = None if paired.units is None else [paired.units[i] for i in rows]
+        tier_intervals = intervals(
+            subset, guarded, level=level, spans=paired.spans[columns], units=units
+        )
         margin = config.risk_margins.get(tier)  # type: ignore[call-overload]
         if margin is None:
             continue
@@ -470,6 +536,7 @@ def decide(
         result.checks.append(blocker_check(rows.get(candidate, []), others=others))
     if paired is not None and BASELINE in summaries and candidate in summaries:
         result.cases = len(paired.case_ids)
+        result.clusters = paired.clusters
         result.compared = True
         if config.mode == "seed":
             result.checks.extend(seed_checks(summaries, candidate, config, lower))

@@ -10,6 +10,9 @@ assumption the alpha spending rests on: with the protected cases first, a candid
 there and worse elsewhere passed an early look far more often than the fixed design
 (bench/sequential.py --shape strata|split). The protected cases still run first, for their
 per-case checks only (`api.sequential`: a blocking finding there FAILs the first look).
+Cases that declare one cluster are one unit (`verdict.clusters.whole_units`: protected when
+any of its cases is, in the stratum of its first case), and a look ends at a cluster's end
+(`verdict.clusters.unit_ends`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import random
 from collections.abc import Sequence
 
 from assay.core.records import Case
+from assay.verdict.clusters import whole_units
 from assay.verdict.coverage import protected
 from assay.verdict.interval import MIN_CASES
 
@@ -43,15 +47,17 @@ def look_order(cases: Sequence[Case], seed: int) -> list[Case]:
     """The cases in the order a sequential run looks at them (see the module's docstring):
     the same cases and seed always give the same order."""
     rng = random.Random(seed)
-    strata: dict[tuple[bool, str, str], list[Case]] = {}
-    for case in cases:
-        strata.setdefault((protected(case), case.risk, case.category), []).append(case)
-    placed: list[tuple[float, int, Case]] = []
+    strata: dict[tuple[bool, str, str], list[list[Case]]] = {}
+    for unit in whole_units(cases):  # a cluster moves as one, stratified as its first case
+        first = unit[0]
+        guarded = any(protected(case) for case in unit)
+        strata.setdefault((guarded, first.risk, first.category), []).append(unit)
+    placed: list[tuple[float, int, list[Case]]] = []
     for _, members in sorted(strata.items()):
         shuffled = list(members)
         rng.shuffle(shuffled)
         offset = rng.random()
-        for index, case in enumerate(shuffled):
-            placed.append(((index + offset) / len(shuffled), len(placed), case))
+        for index, unit in enumerate(shuffled):
+            placed.append(((index + offset) / len(shuffled), len(placed), unit))
     placed.sort(key=lambda p: (p[0], p[1]))
-    return [p[2] for p in placed]
+    return [case for p in placed for case in p[2]]

@@ -32,6 +32,7 @@ from assay.verdict import coverage
 from assay.verdict.analysis import Analysis, analyse
 from assay.verdict.calibrated import calibration_checks
 from assay.verdict.checks import Check, Coverage, Sequential, Verdict
+from assay.verdict.clusters import cluster_map
 from assay.verdict.compare import Delta
 from assay.verdict.config import EvalConfig
 from assay.verdict.corpus import corpus_checks
@@ -351,8 +352,7 @@ def evaluate(
                 decide=config.corpus_decide,
                 level=config.gate.level,
                 scale=config.scale,
-                interim=inputs.sequential is not None
-                and inputs.sequential.look < inputs.sequential.looks,
+                clusters=cluster_map(cases.values()) if cases is not None else None,
             ),
             *calibration,
             *(config.judge.checks() if config.judge is not None else []),
