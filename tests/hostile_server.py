@@ -44,6 +44,41 @@ def _message(text: str, model: str) -> dict[str, Any]:
     }
 
 
+DEEP = 100_000  # the nesting of the `deep` replies: beyond what a JSON parser recurses into
+
+
+def _raw(usage: str, messages: bool) -> str:
+    """A short answer whose usage is the raw JSON text `usage` (the Anthropic form when
+    `messages`)."""
+    if messages:
+        head = '{"id": "msg_h", "type": "message", "role": "assistant", "model": "h",'
+        head += ' "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",'
+        return head + f' "usage": {usage}}}'
+    head = '{"id": "c", "object": "chat.completion", "model": "h",'
+    head += ' "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],'
+    return head + f' "usage": {usage}}}'
+
+
+# Replies whose usage cannot be read, or reports more than any request of its size can
+# cost: (input, output) tokens as raw JSON, or a value nested `DEEP` deep.
+USAGE_REPLIES = {
+    "usage-infinity": ("Infinity", "2"),
+    "usage-1e400": ("3", "1e400"),
+    "usage-negative": ("-1000000", "2"),
+    "overbilled": ("3", "1000000"),
+}
+
+
+def _usage_reply(name: str, messages: bool) -> str | None:
+    if name == "deep":
+        return _raw("[" * DEEP + "]" * DEEP, messages)
+    if name not in USAGE_REPLIES:
+        return None
+    given, taken = USAGE_REPLIES[name]
+    keys = ("input_tokens", "output_tokens") if messages else ("prompt_tokens", "completion_tokens")
+    return _raw(f'{{"{keys[0]}": {given}, "{keys[1]}": {taken}}}', messages)
+
+
 def _key(request: web.Request) -> str:
     header = request.headers.get("Authorization", "").removeprefix("Bearer ")
     return header or request.headers.get("x-api-key", "")
@@ -78,6 +113,9 @@ class HostileServer(AppThread):
 
     async def _special(self, request: web.Request, name: str, body: dict[str, Any]) -> Any:
         key = _key(request)
+        raw = _usage_reply(name, request.path.endswith("/messages"))
+        if raw is not None:
+            return web.Response(text=raw, content_type="application/json")
         if name == "endless":
             return await self._endless(request, b'{"choices": [{"message": {"content": "')
         if name == "huge":

@@ -174,11 +174,16 @@ def test_judge_budget_holds_under_faults(
     assert 0 < summary["spent_usd"] <= budget
     check(tmp_path, answered, summary)
     assert summary["not_run"] > 0  # the budget, not the faults, ended the run
-    # Each invocation has its own cap: a larger one finishes the remainder within it.
-    budget = 2.0
+    # The cap holds across reruns of the judging (its spend is kept in the store): the same
+    # cap makes no more call, a larger one finishes the remainder within it.
+    again = cli(*judge_args(cases, trials_file, tmp_path, *priced, "--budget-usd", budget))
+    assert again.code == 3 and again.json()["calls"] == 0 and again.json()["spent_usd"] == 0
+    spent = summary["spent_usd"]
+    budget = 6.0
     for _ in range(6):
         more = cli(*judge_args(cases, trials_file, tmp_path, *priced, "--budget-usd", budget))
-        assert more.json()["spent_usd"] <= budget
+        spent += more.json()["spent_usd"]
+        assert spent <= budget + 1e-9
         check(tmp_path, answered, more.json())
         if more.code == 0:
             break

@@ -67,6 +67,8 @@ class RunOutcome:
     """The suite's evaluation stopped before a verdict (its judging did not finish)."""
     judge: JudgeStatus | None = None
     """Whether the suite's LLM judges ran (None: the suite configures none)."""
+    unfinished_spend: Spend = field(default_factory=Spend)
+    """What an evaluation that did not finish spent, by role, as the store recorded it."""
 
     @property
     def exit_code(self) -> int:
@@ -81,7 +83,7 @@ class RunOutcome:
     @property
     def spend(self) -> Spend:
         """What this invocation's calls cost, by role: the run's, then its evaluation's."""
-        after = self.evaluation.spend if self.evaluation is not None else Spend()
+        after = self.evaluation.spend if self.evaluation is not None else self.unfinished_spend
         return self.run.spend.plus(after)
 
     def summary(self) -> RunSummary:
@@ -401,6 +403,8 @@ def _outcome(
         )
     if result.overrun is not None:
         outcome.notes.append(f"ERROR: {result.overrun}")
+    if result.unmetered_note is not None:
+        outcome.notes.append(result.unmetered_note)
     if suite is not None:
         _evaluate_run(outcome, suite, out, ahead, stop, write)
     return outcome
@@ -427,6 +431,7 @@ def _evaluate_run(
         outcome.notes.append(note)
         return
     handle = Store(outcome.store)
+    before = run_spend(handle, outcome.run.run_id)
     try:
         # No collector passes: the evaluation builds tens of thousands of objects that all
         # live until it ends (they took a fifth of its CPU time).
@@ -465,6 +470,8 @@ def _evaluate_run(
     finally:
         handle.flush()  # the evaluation's spend counts in the run's
         outcome.run.run_spend = run_spend(handle, outcome.run.run_id)
+        if outcome.evaluation is None:  # it stopped: what it spent is the store's
+            outcome.unfinished_spend = outcome.run.run_spend.minus(before)
         handle.close()
 
 

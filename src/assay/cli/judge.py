@@ -68,7 +68,10 @@ def print_summary(data: dict[str, Any], result: JudgeResult) -> None:
     for line in result.failures:
         err(f"ERROR: judging failed: {line}")
     if result.stopped == "budget":
-        err("ERROR: the budget cannot cover another call; raise --budget-usd and run again")
+        err(
+            "ERROR: the budget cannot cover another call; it caps the whole judging, across"
+            " reruns: raise --budget-usd and run again to finish"
+        )
     elif result.exit_code:
         err("ERROR: some items were not judged; run the same command again to retry just those")
     out(f"output: {data['output']}")

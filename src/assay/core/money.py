@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from assay.core.errors import InputError
+
 
 def price_values(text: str) -> tuple[float, float]:
     """`"1,2.5"` -> (1.0, 2.5); ValueError saying what is wrong otherwise (a NaN, an
@@ -23,3 +25,19 @@ def price_values(text: str) -> tuple[float, float]:
     if not all(math.isfinite(v) and v >= 0 for v in values):
         raise ValueError(f"prices must be finite numbers of at least 0, got {text!r}")
     return values
+
+
+def checked_budget(amount: float | None, what: str) -> float | None:
+    """A spending cap as given (`what` names where: `--budget-usd (budget_usd)`), or an
+    InputError: a NaN, infinite or negative cap would let a run silently make no call, or
+    cap nothing."""
+    if amount is None:
+        return None
+    if isinstance(amount, bool) or not isinstance(amount, int | float):
+        raise InputError(f"ERROR: {what}: the budget must be a number of USD, got {amount!r}")
+    if not (math.isfinite(amount) and amount >= 0):
+        raise InputError(
+            f"ERROR: {what}: the budget must be a finite number of USD of at least 0,"
+            f" got {amount!r}"
+        )
+    return float(amount)

@@ -55,7 +55,7 @@ class RunSection(SuiteModel):
     temperature: float = 0.0
     timeout: float = Field(default=120.0, gt=0)
     retries: int = Field(default=4, ge=0)
-    budget_usd: float | None = Field(default=None, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     allow_unmetered: bool = False
     base_url: str | None = None
     price: str | None = None
@@ -109,7 +109,7 @@ class JudgeSection(SuiteModel):
     expectations_first: bool = True
     max_tokens: int = Field(default=1024, ge=16)
     temperature: float = Field(default=0.0, ge=0.0)
-    budget_usd: float | None = Field(default=None, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     allow_unmetered: bool = False
     base_url: str | None = None
     price: str | None = None

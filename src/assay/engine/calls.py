@@ -8,8 +8,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.core.errors import InputError
 from assay.core.memo import ByObject
-from assay.core.redact import scrub_record, secret_values
+from assay.core.redact import scrub_cut, scrub_record, secret_values
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import TOLERANCE, Budget
 from assay.engine.claims import claims_for
@@ -204,7 +205,7 @@ class Caller:
         # pays for it), so it holds no reservation that a rerun would count as spent.
         if not self._batched(model):
             self._hold(tally, reserved)
-        answered = stopped = False
+        answered = False
         try:
             response = await self._answer(model, request, tally, key)
             counted = tally.charge(response.cost_usd)
@@ -218,25 +219,28 @@ class Caller:
             exc.counted_usd = tally.cost  # what the failed call counts as (its trial's cost)
             raise
         except asyncio.CancelledError:
-            stopped = True  # in flight when the run was stopped: it may be billed all the same
+            if tally.sent:  # stopped in flight: it may be billed all the same
+                tally.charge(None, billed=True)
             raise
         finally:
-            self._settle(model, tally, answered, stopped)
+            self._settle(model, tally, answered)
         if use_cache:
             self.store.queue_cache(key, recorded)
         self._remember_form(model)
         return response, recorded
 
-    def _settle(self, model: Model, tally: Tally, answered: bool, stopped: bool) -> None:
+    def _settle(self, model: Model, tally: Tally, answered: bool) -> None:
         """Release the call's reservation at what it cost, recorded under this caller's role
-        with the release (one commit); a call stopped in flight keeps its durable one."""
+        with the release (one commit). A call stopped in flight (Ctrl+C, a scorer's failure
+        cancelling its siblings) has counted at its reservation: it may be billed all the
+        same. One stopped before it was sent costs nothing. Only a process killed before this
+        commit leaves a durable reservation behind (counted as spent by later invocations)."""
         self.budget.settle(tally.held, tally.cost)
         self.spent += tally.cost
         if tally.cost and self.ledger is not None:
             queue_spend(self.store, self.ledger, tally.cost, self.role)
-        if not stopped:
-            for held in tally.holds:
-                queue_release(self.store, held)
+        for held in tally.holds:
+            queue_release(self.store, held)
         if answered or tally.seen:
             self._priciest.saw(model.spec, tally.seen)
         self.budget.overran(model.spec, tally.held, tally.cost)
@@ -441,6 +445,7 @@ class Caller:
     ) -> Response:
         await limiter.acquire()
         self.calls += 1
+        tally.sent = True
         try:
             async with asyncio.timeout(request.timeout_s):
                 response = await self.executor.generate(model, request)
@@ -448,10 +453,19 @@ class Caller:
             tally.charge(None, billed=True)  # it may have been billed: at its worst case
             raise ModelError(f"timeout after {request.timeout_s}s", retryable=True) from None
         except ModelError as exc:
-            tally.charge(exc.cost_usd, exc.billed)
+            tally.charge(exc.cost_usd, exc.may_be_billed())
             if exc.overload:
                 limiter.on_overload()
             raise
+        except InputError:
+            raise  # the server refused the model's name (ServerMismatch): the command stops
+        except Exception as exc:
+            # anything else after the request was sent (an agent's exception that is not a
+            # ModelError, a reply nested too deep to read, a count too large for a float):
+            # it may have been billed, so it counts at its reservation, and the trial errs
+            tally.charge(None, billed=True)
+            what = scrub_cut(f"{type(exc).__name__}: {exc}", 300)
+            raise ModelError(f"{model.spec}: the call failed with {what}") from None
         finally:
             limiter.release()
         limiter.on_success()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
+from assay.core.money import checked_budget
 from assay.core.records import MAX_INT
 from assay.core.redact import scrub, scrub_record
 from assay.engine.batching import WORKERS as BATCH_WORKERS
@@ -21,6 +22,7 @@ from assay.engine.calls import BudgetExhausted, Caller
 from assay.engine.executors import Executor
 from assay.engine.plan import WorkItem
 from assay.models.base import Message, Model, ModelError, Request, Response, ServerMismatch
+from assay.models.registry import model_price
 from assay.store import Store, now_iso
 from assay.store.spend import Spend, run_spend, spent_so_far
 
@@ -42,6 +44,10 @@ class RunSettings:
     backoff_max_s: float = 30.0
     batch: bool = False  # --batch: calls to openai:/anthropic: go through provider batch APIs
     batch_poll_s: float = 30.0  # the first wait between polls of a batch (it grows from there)
+
+    def __post_init__(self) -> None:
+        # a NaN, infinite or negative cap would run nothing, silently, or cap nothing
+        checked_budget(self.budget_usd, "--budget-usd (budget_usd)")
 
     def collector(self, store: Store) -> BatchCollector | None:
         """The batch path of a Caller with these settings (None without --batch)."""
@@ -66,7 +72,21 @@ class RunResult:
     """What the run has cost in all its invocations, by role (`store.spend.run_spend`)."""
     stopped: str | None = None
     overrun: str | None = None  # why the budget stopped new calls early (a call cost too much)
+    unmetered: list[str] = field(default_factory=list)
+    """The specs of the run's models no price meters (`--allow-unmetered`): their calls count
+    as $0 in every spend figure."""
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def unmetered_note(self) -> str | None:
+        """The warning that the spend figures leave out the calls of unmetered models."""
+        if not (self.unmetered and self.calls):
+            return None
+        return (
+            f"WARNING: {', '.join(self.unmetered)}: unmetered (no price, --allow-unmetered):"
+            " the spend figures count its calls as $0, not what they cost; --price IN,OUT"
+            " meters it"
+        )
 
     @property
     def spent_usd(self) -> float:
@@ -273,6 +293,7 @@ class Engine:
         result.run_spend = run_spend(self.store, run_id)
         result.stopped = self._stop
         result.overrun = self.budget.overrun
+        result.unmetered = sorted({m.spec for m in self.models.values() if model_price(m) is None})
         result.not_run = total - result.answered - result.errored - result.resumed
         return result
 

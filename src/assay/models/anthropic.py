@@ -14,14 +14,15 @@ import os
 from typing import Any
 
 import anthropic
+import httpx2
 
 from assay.core.errors import InputError
 from assay.core.redact import scrub, scrub_cut
 from assay.models.anthropic_batch import AnthropicBatches
 from assay.models.anthropic_http import CappedHttpClient
-from assay.models.base import Message, ModelError, Request, Response
+from assay.models.base import Message, ModelError, Request, Response, token_count
 from assay.models.http import DETAIL_LIMIT, OVERLOAD_STATUSES, is_retryable, parse_retry_after
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, lookup_price, priced
 from assay.models.registry import ModelOptions, unset
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -74,7 +75,11 @@ def map_error(exc: anthropic.AnthropicError, timeout_s: float | None) -> ModelEr
         if isinstance(cause, ModelError):  # what the capped client refused (anthropic_http.py)
             return cause
         return ModelError(
-            scrub(f"connection error: {type(cause).__name__}: {cause}"), retryable=True
+            scrub(f"connection error: {type(cause).__name__}: {cause}"),
+            retryable=True,
+            # no connection, no request: nothing billed; one lost after the request was
+            # sent may have been (its reservation counts)
+            billed=not isinstance(cause, httpx2.ConnectError),
         )
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
@@ -153,10 +158,16 @@ class AnthropicModel:
         try:
             blocks = list(message.content or [])
             usage = message.usage
-            input_tokens = int(usage.input_tokens or 0)
-            input_tokens += int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
-            input_tokens += int(getattr(usage, "cache_read_input_tokens", 0) or 0)
-            output_tokens = int(usage.output_tokens or 0)
+            counts = [
+                token_count(getattr(usage, key, None))
+                for key in (
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                )
+            ]
+            input_tokens = None if None in counts else sum(c or 0 for c in counts)
+            output_tokens = token_count(usage.output_tokens)
         except (AttributeError, TypeError, ValueError):
             raise ModelError("malformed response body", retryable=True, billed=True) from None
         texts = [b.text for b in blocks if getattr(b, "type", None) == "text"]
@@ -170,12 +181,11 @@ class AnthropicModel:
                     value = value.get(WRAP_KEY)
                 text = json.dumps(value, ensure_ascii=False)
                 break
-        cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(
             text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=cost,
+            input_tokens=input_tokens or 0,
+            output_tokens=output_tokens or 0,
+            cost_usd=priced(self.price, input_tokens, output_tokens),
             model=str(getattr(message, "model", None) or self.model),
         )
 

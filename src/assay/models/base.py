@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -71,7 +72,7 @@ class ModelError(Exception):
         detail: str | None = None,
         cost_usd: float | None = None,
         status: int | None = None,
-        billed: bool = False,
+        billed: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -80,12 +81,49 @@ class ModelError(Exception):
         self.detail = detail
         self.cost_usd = cost_usd  # what the failed call still cost (an agent CLI reports it)
         self.status = status  # the HTTP status of an error reply (None for other failures)
-        # The call may have been billed for an amount nobody reported (a timeout, an
-        # unreadable 200 reply): the budget counts it at its reservation (engine/costs.py).
+        # Whether the call may have been billed for an amount nobody reported: the budget
+        # then counts it at its reservation (engine/costs.py). None: not known, so it may
+        # (a timeout, an unreadable 200 reply, an agent that failed after it ran), unless the
+        # error is the provider's refusal (an HTTP error reply, `status`); False: it was not
+        # (the request never left, or the runner is unmetered).
         self.billed = billed
         # What the Caller counted for the failed call, its attempts together (engine/calls.py):
         # the trial records it as its cost.
         self.counted_usd = 0.0
+
+    def may_be_billed(self) -> bool:
+        """Whether the failed call may have cost something nobody reported (`billed`)."""
+        return self.status is None if self.billed is None else self.billed
+
+
+# A cost a runner reported that is no amount (a string, a negative, NaN or infinite number)
+# or usage that cannot be read: the budget counts such a call at its reservation, never at $0
+# and never priced from tokens instead (engine/costs.py `trusted`).
+UNREADABLE_COST = math.nan
+
+
+def reported_cost(value: Any) -> float | None:
+    """A cost as a runner reported it: None when it reported none, the amount when it is a
+    finite number of at least 0, else `UNREADABLE_COST`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return UNREADABLE_COST
+    try:
+        amount = float(value)
+    except OverflowError:  # an integer too large for a float
+        return UNREADABLE_COST
+    return amount if math.isfinite(amount) and amount >= 0 else UNREADABLE_COST
+
+
+def token_count(value: Any) -> int | None:
+    """A reported token count: 0 when absent, the count when it is an integer of at least 0,
+    else None (unreadable usage: its call is counted at its reservation)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 def reply_too_large(cap: int, what: str = "reply") -> ModelError:

@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.core.redact import scrub_cut
 from assay.core.trajectory import model_step, tool_step
-from assay.models.base import ModelError, Response
+from assay.models.base import UNREADABLE_COST, ModelError, Response, reported_cost, token_count
 from assay.models.trajectories import steps_from_messages
 
 FORMATS = ("text", "claude-json", "codex-jsonl")
@@ -36,8 +36,16 @@ def _failure(prefix: str, text: str) -> ModelError:
     return ModelError(f"{prefix}: {_short(text)}", retryable=overload, overload=overload)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _counts(usage: Any, inputs: tuple[str, ...], output: str) -> tuple[int, int, bool]:
+    """Input tokens (the sum of the `inputs` keys), output tokens and whether every count
+    present could be read (a count that is not an integer of at least 0, say `Infinity` or
+    `1e400`, is unreadable usage: its call counts at its reservation)."""
+    if not isinstance(usage, dict):
+        return 0, 0, usage is None
+    counts = [token_count(usage.get(key)) for key in inputs]
+    out = token_count(usage.get(output))
+    readable = out is not None and all(c is not None for c in counts)
+    return sum(c or 0 for c in counts), out or 0, readable
 
 
 def parse_text(stdout: str) -> Response:
@@ -60,7 +68,7 @@ def _json_values(stdout: str) -> Iterator[Any]:
         if line.lstrip()[:1] in ("{", "["):
             try:
                 value, stop = decoder.raw_decode(stdout, start)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deep to read
                 pass
             else:
                 yield value
@@ -129,8 +137,9 @@ def parse_claude_json(stdout: str) -> Response:
             if stdout.strip()
             else "claude-json: the command printed nothing"
         )
-    cost = result.get("total_cost_usd")
-    cost_usd = float(cost) if isinstance(cost, int | float) and cost >= 0 else None
+    # a cost that is no amount (-5, NaN, "0.01") counts at the call's reservation, never
+    # priced from its tokens instead
+    cost_usd = reported_cost(result.get("total_cost_usd"))
     subtype = result.get("subtype", "success")
     if result.get("is_error") is True or subtype != "success":
         # e.g. `error_max_budget_usd`: the call stopped at its --max-budget-usd, and what it
@@ -142,16 +151,16 @@ def parse_claude_json(stdout: str) -> Response:
     text = result.get("result")
     if not isinstance(text, str):
         raise ModelError("claude-json: the result object has no `result` text")
-    raw_usage = result.get("usage")
-    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    input_tokens: int = sum(_int(usage.get(key)) for key in keys)
+    input_tokens, output_tokens, readable = _counts(result.get("usage"), keys, "output_tokens")
+    if cost_usd is None and not readable:
+        cost_usd = UNREADABLE_COST
     models = result.get("modelUsage")
     model = next(iter(models), None) if isinstance(models, dict) and models else None
     return Response(
         text=text,
         input_tokens=input_tokens,
-        output_tokens=_int(usage.get("output_tokens")),
+        output_tokens=output_tokens,
         cost_usd=cost_usd,
         model=model,
         trajectory=claude_trajectory(stdout),
@@ -208,12 +217,16 @@ def parse_codex_jsonl(stdout: str) -> Response:
     `state.agent_messages`); usage from the last turn.completed; a failed turn is an error."""
     messages: list[str] = []
     steps: list[dict[str, Any]] = []
-    usage: dict[str, Any] | None = None
+    usage: Any = None
     failure: str | None = None
+    deep = False  # a line nested too deep to read: it may be the usage
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
-        except ValueError:
+        except ValueError:  # not JSON: a note among the events
+            continue
+        except RecursionError:
+            deep = True
             continue
         if not isinstance(event, dict):
             continue
@@ -227,7 +240,7 @@ def parse_codex_jsonl(stdout: str) -> Response:
             if step is not None:
                 steps.append(step)
         elif kind == "turn.completed":
-            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            usage = event.get("usage", {})  # not an object: unreadable usage (`_counts`)
             failure = None
         elif kind == "turn.failed":
             error = event.get("error")
@@ -242,12 +255,16 @@ def parse_codex_jsonl(stdout: str) -> Response:
             if stdout.strip()
             else "codex-jsonl: the command printed nothing"
         )
-    usage = usage or {}
+    # no turn completed with its usage, or a line that could not be read: the cost is unknown
+    input_tokens, output_tokens, readable = _counts(usage, ("input_tokens",), "output_tokens")
+    readable = readable and usage is not None and not deep
+    usage = usage if isinstance(usage, dict) else {}
     return Response(
         text=messages[-1],
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        state={"agent_messages": messages, "usage": usage},
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=None if readable else UNREADABLE_COST,
+        state={"agent_messages": messages, "usage": usage if readable else None},
         trajectory=steps,
     )
 

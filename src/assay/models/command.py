@@ -165,7 +165,9 @@ class CommandModel:
             return [*argv, "--", prompt], None
         if any(PLACEHOLDER in arg for arg in argv):
             if too_long:
-                raise ModelError(self.prompt_refusal(request.messages) or "prompt too long")
+                raise ModelError(
+                    self.prompt_refusal(request.messages) or "prompt too long", billed=False
+                )
             return [arg.replace(PLACEHOLDER, prompt) for arg in argv], None
         return argv, prompt
 
@@ -204,19 +206,26 @@ class CommandModel:
         status = finished.returncode
         how = f"killed by signal {-status}" if status < 0 else f"exited with status {status}"
         name = Path(self.argv[0]).name
+        cost: float | None = None  # what its output says it spent
         try:
-            self.parser(finished.stdout)
+            parsed = self.parser(finished.stdout)
         except ModelError as exc:
             if "printed nothing" not in str(exc) and "no result" not in str(exc):
                 exc.args = (f"{name} {how}: {exc}",)
                 exc.detail = _detail(finished)
                 exc.cost_usd = exc.cost_usd if self.metered else None
+                exc.billed = self.metered and exc.cost_usd is None
                 return exc
+        else:
+            cost = self._response(parsed).cost_usd
         last = finished.stderr.strip().splitlines()[-1:] or [""]
         message = f"{name} {how}" + (
             f": {scrub_cut(last[0], 300, cut_before=True)}" if last[0] else ""
         )
-        return ModelError(message, detail=_detail(finished))
+        # it ran: what it spent until it failed counts (at its reservation when unreported)
+        return ModelError(
+            message, detail=_detail(finished), cost_usd=cost, billed=self.metered and cost is None
+        )
 
     def _response(self, parsed: Response) -> Response:
         """The parsed answer with this runner's metering and model name applied."""

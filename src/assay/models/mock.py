@@ -84,7 +84,8 @@ class MockModel:
         if self.latency:
             await asyncio.sleep(self.latency)
         if self.fail_rate and self._random.random() < self.fail_rate:
-            raise ModelError("mock failure (injected)", retryable=True)
+            # a provider's refusal (an HTTP 500): nothing billed
+            raise ModelError("mock failure (injected)", retryable=True, billed=False)
         text = self.behaviour(request)
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         output_words = min(len(text.split()), request.max_tokens)

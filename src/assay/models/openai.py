@@ -17,7 +17,7 @@ from assay.core.errors import InputError
 from assay.core.limits import MAX_REPLY_BYTES
 from assay.core.memo import ByObject
 from assay.core.redact import scrub
-from assay.models.base import ModelError, Request, Response, ServerMismatch
+from assay.models.base import ModelError, Request, Response, ServerMismatch, token_count
 from assay.models.forms import Negotiation, messages_for, rejects_form, response_format
 from assay.models.http import (
     OVERLOAD_STATUSES,
@@ -29,7 +29,7 @@ from assay.models.http import (
 )
 from assay.models.network import openai_headers, route, session
 from assay.models.openai_batch import OpenAIBatches
-from assay.models.pricing import Price, lookup_price
+from assay.models.pricing import Price, lookup_price, priced
 from assay.models.registry import ModelOptions, unset
 from assay.models.servers import check_served, refuses_model
 from assay.models.transport import aiohttp  # without its import-time CA loading
@@ -180,7 +180,11 @@ class OpenAIModel:
             ) from None
         except aiohttp.ClientError as exc:
             raise ModelError(
-                scrub(f"connection error: {type(exc).__name__}: {exc}"), retryable=True
+                scrub(f"connection error: {type(exc).__name__}: {exc}"),
+                retryable=True,
+                # no connection, no request: nothing billed; a connection lost after the
+                # request was sent may have been (its reservation counts)
+                billed=not isinstance(exc, aiohttp.ClientConnectorError),
             ) from None
         if status >= 400:
             if self._unlisted is not None and refuses_model(status, body_text(raw)):
@@ -214,18 +218,20 @@ class OpenAIModel:
             if not isinstance(text, str):
                 text = content_text(text)
             usage = data.get("usage") or {}
-            input_tokens = int(usage.get("prompt_tokens") or 0)
-            output_tokens = int(usage.get("completion_tokens") or 0)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            # a count that is not an integer of at least 0 (`Infinity`, `1e400`, "12") is
+            # unreadable usage: the call counts at its reservation
+            input_tokens = token_count(usage.get("prompt_tokens"))
+            output_tokens = token_count(usage.get("completion_tokens"))
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            # (RecursionError: a body nested too deep to read)
             raise ModelError(
                 "malformed response body", retryable=True, detail=body_text(raw), billed=True
             ) from None
-        cost = self.price.cost(input_tokens, output_tokens) if self.price else None
         return Response(
             text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=cost,
+            input_tokens=input_tokens or 0,
+            output_tokens=output_tokens or 0,
+            cost_usd=priced(self.price, input_tokens, output_tokens),
             model=str(data.get("model") or self.model),
         )
 

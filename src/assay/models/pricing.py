@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from assay.core.errors import InputError
+from assay.core.memo import ByObject
 from assay.core.money import price_values
-from assay.models.base import Request
+from assay.models.base import UNREADABLE_COST, Request
 
 # Public list prices (USD per 1M tokens: input, output). `--price` overrides.
 PRICES: dict[str, tuple[float, float]] = {
@@ -39,6 +41,12 @@ CLAUDE_ALIASES: dict[str, str] = {
 
 # Upper bound on tokens a message costs beyond its UTF-8 bytes (role markers, template).
 MESSAGE_OVERHEAD_TOKENS = 16
+# Upper bound on the tokens a request's JSON Schema adds beyond its bytes: a provider puts the
+# schema in the prompt (OpenAI's structured outputs), or a tool with it and the tool-use
+# instructions (Anthropic's, a few hundred tokens).
+SCHEMA_OVERHEAD_TOKENS = 1024
+
+_SCHEMA_BYTES: ByObject[int] = ByObject()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +60,9 @@ class Price:
         return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
 
     def worst_case(self, request: Request) -> float:
-        """A bound no call can exceed: every byte a token, plus max_tokens of output."""
+        """A bound no call can exceed: every byte a token (the JSON Schema's too), plus
+        max_tokens of output. A one-turn call reporting more counts at this bound
+        (engine/costs.py): no provider bills beyond it."""
         return self.cost(max_input_tokens(request), request.max_tokens)
 
 
@@ -60,8 +70,14 @@ FREE = Price(0.0, 0.0)
 
 
 def max_input_tokens(request: Request) -> int:
-    """Tokens the prompt can take at most (a BPE token covers at least one byte)."""
-    return sum(_utf8_length(m.content) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+    """Tokens the prompt can take at most (a BPE token covers at least one byte), its JSON
+    Schema included."""
+    tokens = sum(_utf8_length(m.content) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+    schema = request.json_schema
+    if schema is not None:  # built once per judge setup: its size is measured once
+        tokens += _SCHEMA_BYTES.get(schema, lambda: len(json.dumps(schema).encode()))
+        tokens += SCHEMA_OVERHEAD_TOKENS
+    return tokens
 
 
 def _utf8_length(text: str) -> int:
@@ -97,3 +113,15 @@ def claude_price(model: str) -> Price | None:
         claude = [Price(*p) for name, p in PRICES.items() if name.startswith("claude-")]
         return max(claude, key=lambda p: (p.output_per_m, p.input_per_m))
     return lookup_price(CLAUDE_ALIASES.get(model, model))
+
+
+def priced(
+    price: Price | None, input_tokens: int | None, output_tokens: int | None
+) -> float | None:
+    """What reported usage costs at `price` (a `Price`, or None: unmetered, no cost);
+    `UNREADABLE_COST` when either count cannot be read."""
+    if price is None:
+        return None
+    if input_tokens is None or output_tokens is None:
+        return UNREADABLE_COST
+    return price.cost(input_tokens, output_tokens)

@@ -202,14 +202,16 @@ async def run_process(
                 start_new_session=True,
             )
         except OSError as exc:
-            raise ModelError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            raise ModelError(
+                f"cannot start {argv[0]!r}: {exc.strerror or exc}", billed=False
+            ) from None
         finally:
             pipes.started()
         finished = await _collect(proc, pipes, timeout_s, max_output)
     finally:
         pipes.close()
     if finished.returncode == CANNOT_START and finished.stderr.startswith(CANNOT_START_PREFIX):
-        raise ModelError(finished.stderr.strip().removeprefix("assay: "))
+        raise ModelError(finished.stderr.strip().removeprefix("assay: "), billed=False)
     return finished
 
 

@@ -43,8 +43,8 @@ from typing import Any
 from assay.core.environ import restore_user_env
 from assay.core.errors import InputError
 from assay.core.redact import scrub
-from assay.models.base import ModelError, Request, Response
-from assay.models.pricing import Price
+from assay.models.base import ModelError, Request, Response, reported_cost, token_count
+from assay.models.pricing import Price, priced
 from assay.models.registry import ModelOptions
 from assay.models.trajectories import agent_trajectory
 
@@ -141,9 +141,9 @@ def declared_price(fn: Callable[..., Any]) -> Price | None:
     raise InputError(f"ERROR: {fn!r}: assay_price must be a Price or an (in, out) pair")
 
 
-def _tokens(usage: Any, key: str) -> int:
-    value = usage.get(key) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _tokens(usage: Any, key: str) -> int | None:
+    """A reported token count (0 when absent; None when it cannot be read)."""
+    return token_count(usage.get(key) if isinstance(usage, dict) else None)
 
 
 def to_response(result: Any, price: Price | None) -> Response:
@@ -171,14 +171,15 @@ def to_response(result: Any, price: Price | None) -> Response:
     input_tokens, output_tokens = _tokens(usage, "input_tokens"), _tokens(usage, "output_tokens")
     cost = result.get("cost_usd")
     if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
+        # it ran (and may have been billed): the failure counts at the call's reservation
         raise ModelError("the agent's cost_usd must be a number or null")
-    if cost is None and price is not None:
-        cost = price.cost(input_tokens, output_tokens)
     return Response(
         text=text,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost_usd=None if cost is None else float(cost),
+        input_tokens=input_tokens or 0,
+        output_tokens=output_tokens or 0,
+        cost_usd=priced(price, input_tokens, output_tokens)
+        if cost is None
+        else reported_cost(cost),
         model=str(result.get("model")) if result.get("model") else None,
         state=state,
         trajectory=trajectory,
@@ -223,7 +224,7 @@ class PythonModel:
 
     async def generate(self, request: Request) -> Response:
         if request.case is None:
-            raise ModelError("python agents need the case (called outside a run?)")
+            raise ModelError("python agents need the case (called outside a run?)", billed=False)
         settings = dict(request.settings)
         try:
             if self.is_async:

@@ -54,6 +54,15 @@ class Spend:
             (self.total or 0.0) + (other.total or 0.0),
         )
 
+    def minus(self, earlier: Spend) -> Spend:
+        """What was spent since `earlier` (the same run's spend read before), role by role."""
+        return Spend(
+            self.system - earlier.system,
+            self.judges - earlier.judges,
+            self.scorers - earlier.scorers,
+            (self.total or 0.0) - (earlier.total or 0.0),
+        )
+
     def rounded(self, digits: int = 6) -> dict[str, float]:
         """`{total, system, judges, scorers}`, each rounded (what the JSON outputs hold)."""
         return {

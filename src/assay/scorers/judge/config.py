@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assay.core.errors import InputError
+from assay.core.money import checked_budget
 from assay.core.records import Trial
 from assay.core.rubric import Criterion, Rubric
 from assay.core.suite import Suite
@@ -88,6 +89,7 @@ def validate_config(config: JudgeConfig) -> None:
         )
     if not 0.0 <= config.screen_threshold <= 1.0:
         raise InputError("ERROR: --screen-threshold: must be between 0 and 1")
+    checked_budget(config.budget_usd, "--budget-usd (budget_usd)")
 
 
 def fingerprint(

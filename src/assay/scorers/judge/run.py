@@ -53,6 +53,7 @@ from assay.store.judgments import (
     queue_review,
     save_judgment,
 )
+from assay.store.spend import spent_so_far
 
 
 @dataclass(slots=True)
@@ -109,6 +110,13 @@ class JudgeResult:
         return self.full_calls_avoided - self.screen_calls
 
 
+def judging_ledger(items: Sequence[JudgeItem]) -> str:
+    """The id a judging's spend is kept under in the store (`store/spend.py`): one per set
+    of items (the judges, their settings and the trials judged), so the same `assay judge`
+    run again draws on what it has spent."""
+    return "judging-" + sha256_json(sorted(item.key for item in items))[:24]
+
+
 def judge_scorer(setup: JudgeSetup, median_words: dict[str, float]) -> JudgeScorer | Cascade:
     """The scorer a configuration describes: direct or pairwise judge, behind a screen."""
     config = setup.config
@@ -159,13 +167,20 @@ class Judging:
         median_words = {k: float(statistics.median(v)) for k, v in by_case.items()}
         self.scorer = judge_scorer(self.setup, median_words)
         self.prompt_sha256 = template_sha256_of(self.scorer)
-        self.caller = caller or Caller(
-            store,
-            Budget(config.budget_usd),
-            concurrency=config.concurrency,
-            retries=config.retries,
-            batch=BatchCollector(store, config.batch_poll_s) if config.batch else None,
-        )
+        if caller is None:
+            # a judging of its own (`assay judge`): its spend is kept under the judging's
+            # ledger, so `--budget-usd` caps it across reruns, as it caps a run's
+            ledger = judging_ledger(self.items)
+            caller = Caller(
+                store,
+                Budget(config.budget_usd, spent_so_far(store, ledger)),
+                concurrency=config.concurrency,
+                retries=config.retries,
+                batch=BatchCollector(store, config.batch_poll_s) if config.batch else None,
+                ledger=ledger,
+                role="judges",
+            )
+        self.caller = caller
         self._start = (self.caller.calls, self.caller.cache_hits, self.caller.budget.spent)
         self.tick: Tick = told_spend(progress)
         self.records: dict[str, Score | PairScore] = {}
