@@ -131,7 +131,8 @@ CYCLE = [(c, r) for c in ("billing", "access", "outage") for r in ("low", "mediu
 
 
 def kept_lines(name: str, keep: set[str], key: str) -> list[str]:
-    """The lines of examples/gate/NAME whose KEY is one of KEEP, as they are."""
+    """The lines of examples/gate/NAME whose KEY is one of KEEP, as they are (the file's
+    own order)."""
     lines = (OUT / name).read_text(encoding="utf-8").splitlines(keepends=True)
     return [line for line in lines if json.loads(line)[key] in keep]
 
@@ -141,7 +142,8 @@ def score(rng: random.Random, condition: str) -> int:
     return max(1, min(5, round(rng.gauss(mean, sd))))
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
+    """Write cases.jsonl and scores.jsonl into OUT (the 72 kept cases read from the example)."""
     keep = {f"gate-{i:03d}" for i in range(1, KEPT + 1)}
     cases = kept_lines("cases.jsonl", keep, "id")
     scores = kept_lines("scores.jsonl", keep, "case_id")
@@ -180,8 +182,8 @@ def main() -> None:
                 row.update({metric: score(rng, condition) for metric in METRICS})
                 row.update({"blocker": False, "source": "human:reviewer-1"})
                 scores.append(json.dumps(row) + "\n")
-    (OUT / "cases.jsonl").write_text("".join(cases), encoding="utf-8")
-    (OUT / "scores.jsonl").write_text("".join(scores), encoding="utf-8")
+    (out / "cases.jsonl").write_text("".join(cases), encoding="utf-8")
+    (out / "scores.jsonl").write_text("".join(scores), encoding="utf-8")
 
 
 if __name__ == "__main__":
