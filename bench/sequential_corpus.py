@@ -15,9 +15,9 @@ over the case means, `corpus.corpus_check`, `GateResult.verdict`, `sequential.se
 - fixed: on every case at level 0.95;
 - sequential: the cases in a random order stratified by category, in looks of 10% of the
   cases (at least 5); after look k the bound is checked at `look_level(0.95, fractions)`
-  on the betting interval (`corpus.figure_of`), and the run stops when the look is settled
-  (PASS: the lower end of the interval at or above the bound; FAIL: its upper end below it);
-  the last look is the fixed design.
+  on the wider of the t interval and Hall's skewness-corrected one (`corpus.figure_of`;
+  `--t-only`: the t interval alone), and the run stops when the look is settled (PASS: the lower end of the interval at or
+  above the bound; FAIL: its upper end below it); the last look is the fixed design.
 
 With the true mean at the bound (`mean = 0.8`) a PASS is a false PASS: the interval rule
 allows 2.5% (one side of a two-sided 95% interval), the issue asks at most 5%.
@@ -76,9 +76,12 @@ def stratified_order(category: np.ndarray, rng: np.random.Generator) -> np.ndarr
     return np.argsort(key, kind="stable")
 
 
-def bound_checks(values: np.ndarray, level: float) -> list[Check]:
-    """The gate's checks on these case means at this level: no blockers, the corpus bound."""
-    figure = figure_of(values.tolist(), METRIC, "scorer:contains", "prod", (0.0, 1.0), level=level)
+def bound_checks(values: np.ndarray, level: float, interim: bool = False) -> list[Check]:
+    """The gate's checks on these case means at this level (`interim`: a look before the
+    last, `corpus.figure_of`): no blockers, the corpus bound."""
+    figure = figure_of(
+        values.tolist(), METRIC, "scorer:contains", "prod", (0.0, 1.0), level=level, interim=interim
+    )
     return [NO_BLOCKERS, corpus_check(figure, "min", BOUND, "interval", level)]
 
 
@@ -98,7 +101,9 @@ class Outcome:
     seen: int
 
 
-def decide(values: np.ndarray, category: np.ndarray, rng: np.random.Generator) -> Outcome:
+def decide(
+    values: np.ndarray, category: np.ndarray, rng: np.random.Generator, interim: bool = True
+) -> Outcome:
     cases = len(values)
     fixed = verdict_of(bound_checks(values, LEVEL))
     ordered = values[stratified_order(category, rng)]
@@ -106,7 +111,7 @@ def decide(values: np.ndarray, category: np.ndarray, rng: np.random.Generator) -
     for k, seen in enumerate(sizes):
         last = seen == cases
         level = LEVEL if last else look_level(LEVEL, [n / cases for n in sizes[: k + 1]])
-        checks = bound_checks(ordered[:seen], level)
+        checks = bound_checks(ordered[:seen], level, interim=not last and interim)
         if last or settled(checks):
             return Outcome(fixed, verdict_of(checks), seen)
     raise AssertionError("the last look always decides")
@@ -126,9 +131,9 @@ def check_against_corpus_checks(sims: int, seed: int = 5) -> int:
             for t in range(TRIALS):
                 metric = {METRIC: 1.0 if t < passed else 0.0}
                 scores.append(Score(f"c{c}", t + 1, "prod", "contains", metric))
-        for level in (LEVEL, look_level(LEVEL, [0.5])):
-            fast = verdict_of(bound_checks(values, level))
-            found = corpus_checks(scores, bound, "prod", level=level)
+        for level, interim in ((LEVEL, False), (look_level(LEVEL, [0.5]), True)):
+            fast = verdict_of(bound_checks(values, level, interim))
+            found = corpus_checks(scores, bound, "prod", level=level, interim=interim)
             slow = verdict_of([NO_BLOCKERS, *found])
             if fast != slow:
                 raise SystemExit(f"suite {i}, level {level}: fast {fast} but corpus_checks {slow}")
@@ -139,9 +144,11 @@ def check_against_corpus_checks(sims: int, seed: int = 5) -> int:
 PLAN = [(50, 0.8), (200, 0.8), (1000, 0.8), (50, 0.9), (200, 0.85), (200, 0.9), (200, 0.7)]
 
 
-def run(cases: int, mean: float, sims: int, seed: int) -> dict[str, float | int]:
+def run(
+    cases: int, mean: float, sims: int, seed: int, interim: bool = True
+) -> dict[str, float | int]:
     rng = np.random.default_rng([seed, cases, round(mean * 1000)])
-    outcomes = [decide(*simulate(rng, cases, mean), rng) for _ in range(sims)]
+    outcomes = [decide(*simulate(rng, cases, mean), rng, interim) for _ in range(sims)]
     spent = np.array([o.seen for o in outcomes]) / cases
 
     def share(verdict: Verdict, which: str) -> float:
@@ -168,6 +175,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sims", type=int, default=10_000, help="simulated suites per row")
     parser.add_argument("--check", type=int, default=30, help="suites checked both ways")
     parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument(
+        "--t-only",
+        action="store_true",
+        help="interim looks on the t interval alone (without Hall's correction), to compare",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     checked = check_against_corpus_checks(args.check) if args.check else 0
@@ -182,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     rows = []
     for cases, mean in PLAN:
-        figures = run(cases, mean, args.sims, args.seed)
+        figures = run(cases, mean, args.sims, args.seed, not args.t_only)
         rows.append(figures)
         print(
             f"  {cases:>5}  {mean:>9.2f}  {figures['fixed_pass']:>10.2%}  {figures['seq_pass']:>8.2%}"
@@ -192,11 +204,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             flush=True,
         )
     seconds = round(time.perf_counter() - started, 1)
+    interim = "t" if args.t_only else "t+hall"
     print(
         json.dumps(
             {
                 "sims": args.sims,
                 "corpus": True,
+                "interim": interim,
                 "rows": rows,
                 "seconds": seconds,
             }

@@ -12,11 +12,13 @@ cases that would likely settle it) or rests on fewer than 5 cases. `decide = "es
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from assay.core.suite import Threshold
 from assay.scorers.base import Score
@@ -24,7 +26,7 @@ from assay.verdict.corpus import corpus_checks
 from conftest import write_jsonl
 
 MIN_CASES = 5  # verdict.interval.MIN_CASES, the documented minimum
-STRADDLING = [3, 4, 5, 5, 4, 5, 4, 3, 5, 4]  # mean 4.2, its interval on 1-5 reaches below 4
+STRADDLING = [3, 4, 5, 5, 4, 5, 4, 3, 5, 4]  # mean 4.2, 95% t interval about [3.64, 4.76]
 
 
 def rows(values: list[float], metric: str = "correctness") -> list[dict[str, Any]]:
@@ -51,12 +53,9 @@ def corpus(summary: dict[str, Any]) -> dict[str, Any]:
     return check
 
 
-def interval_of(values: list[float]) -> tuple[float, float]:
-    """The gate's interval of these 1-5 scores (`verdict.interval`, on the rubric's scale)."""
-    from assay.verdict.interval import paired_intervals
-
-    found = paired_intervals(np.asarray(values, dtype=float), span=5.0, floor=1.0)
-    return float(found.low[0]), float(found.high[0])
+def t_interval(values: list[float]) -> tuple[float, float]:
+    found = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    return float(found.low), float(found.high)
 
 
 def test_one_case_no_longer_passes_a_corpus_bound(cli: Any, tmp_path: Path) -> None:
@@ -85,17 +84,17 @@ def test_an_interval_straddling_the_bound_is_inconclusive(cli: Any, tmp_path: Pa
     assert result.code == 1, result.stderr
     check = corpus(result.json())
     assert check["status"] == "inconclusive" and check["value"] == pytest.approx(4.2)
-    low, high = interval_of(STRADDLING)
+    low, high = t_interval(STRADDLING)
     assert (check["ci_low"], check["ci_high"]) == (round(low, 6), round(high, 6))
     assert check["ci_low"] < 4 < check["ci_high"]
-    # at this spread (sd 0.79) the lower bound clears 4 after about a hundred cases
-    assert 80 < check["cases_needed"] < 200
+    # about (t · sd / 0.2)² cases would put the lower bound above 4 at this spread
+    assert 50 < check["cases_needed"] < 80
     assert f"about {check['cases_needed']} cases would likely settle it" in check["reason"]
     assert "(have 10)" in check["reason"]
 
 
 def test_an_interval_wholly_below_a_minimum_fails(cli: Any, tmp_path: Path) -> None:
-    result = score(cli, tmp_path, [2, 3, 2, 3, 3] * 3, "--corpus", "correctness>=4", "--json")
+    result = score(cli, tmp_path, [2, 3, 2, 3, 3], "--corpus", "correctness>=4", "--json")
     assert result.code == 1, result.stderr
     check = corpus(result.json())
     assert check["status"] == "fail" and check["ci_high"] < 4
@@ -103,11 +102,11 @@ def test_an_interval_wholly_below_a_minimum_fails(cli: Any, tmp_path: Path) -> N
 
 
 def test_an_interval_wholly_above_a_minimum_passes(cli: Any, tmp_path: Path) -> None:
-    values = [5, 5, 4, 5, 5, 4, 5, 5] * 3
+    values = [5, 5, 4, 5, 5, 4, 5, 5]
     result = score(cli, tmp_path, values, "--corpus", "correctness>=4", "--json")
     assert result.code == 0, result.stdout + result.stderr
     check = corpus(result.json())
-    low, high = interval_of(values)
+    low, high = t_interval(values)
     assert check["status"] == "pass" and check["ci_low"] == round(low, 6) >= 4
     assert check["ci_high"] == round(high, 6) and check["cases_needed"] is None
 
@@ -116,23 +115,21 @@ def test_an_interval_wholly_above_a_minimum_passes(cli: Any, tmp_path: Path) -> 
 def test_fewer_than_the_minimum_never_pass_a_corpus_bound(
     cli: Any, tmp_path: Path, cases: int
 ) -> None:
-    values = [5.0 - 0.01 * i for i in range(cases)]
-    result = score(cli, tmp_path, values, "--corpus", "correctness>=2", "--json")
+    values = [5.0 - 0.01 * i for i in range(cases)]  # narrow: the interval clears 4 from 3 up
+    result = score(cli, tmp_path, values, "--corpus", "correctness>=4", "--json")
     check = corpus(result.json())
     assert result.code == 1 and check["status"] == "inconclusive"
-    assert check["cases_needed"] >= MIN_CASES
+    assert check["cases_needed"] == MIN_CASES
     assert f"{cases} cases cannot pass (it takes 5)" in check["reason"]
 
 
 def test_a_maximum_is_decided_on_the_upper_bound(cli: Any, tmp_path: Path) -> None:
-    clear = score(
-        cli, tmp_path, [1, 1, 2, 1, 1, 1, 2, 1] * 3, "--corpus", "correctness<=2", "--json"
-    )
+    clear = score(cli, tmp_path, [1, 1, 2, 1, 1, 1, 2, 1], "--corpus", "correctness<=2", "--json")
     assert clear.code == 0 and corpus(clear.json())["status"] == "pass"
     assert corpus(clear.json())["ci_high"] <= 2
     near = score(cli, tmp_path, [1, 2, 3, 2, 1], "--corpus", "correctness<=2", "--json")
     assert near.code == 1 and corpus(near.json())["status"] == "inconclusive"
-    above = score(cli, tmp_path, [4, 5, 4, 5, 4] * 3, "--corpus", "correctness<=2", "--json")
+    above = score(cli, tmp_path, [4, 5, 4, 5, 4], "--corpus", "correctness<=2", "--json")
     assert above.code == 1 and corpus(above.json())["status"] == "fail"
     assert corpus(above.json())["ci_low"] > 2
 
@@ -142,27 +139,22 @@ def shares(metric: str, value: float, cases: int) -> list[Score]:
 
 
 def test_a_share_without_spread_gets_the_distribution_free_bound() -> None:
-    """Every case hallucination-free: no spread, and still no zero-width interval. The upper
-    bound is the betting one for every value at 0: 1 − 1/(1 + (40^(1/n) − 1)/0.75)."""
+    """Every case hallucination-free: no spread to scale a t interval by. The mean's upper
+    bound is the exact one for 0 of n, 1 − 0.025^(1/n): above 0.2 up to 16 cases."""
     bound = {"hallucination": Threshold(max=0.2)}
-
-    def top(n: int) -> float:
-        return 1 - 1 / (1 + (40 ** (1 / n) - 1) / 0.75)
-
     [few] = corpus_checks(shares("hallucination", 0.0, 10), bound, "prod")
     assert few.status == "inconclusive" and few.value == 0.0
-    assert few.ci_high == pytest.approx(top(10), abs=1e-9) and few.ci_low == 0.0
-    need = next(n for n in range(2, 100) if top(n) <= 0.2)
-    assert few.cases_needed == need
-    [still] = corpus_checks(shares("hallucination", 0.0, need - 1), bound, "prod")
+    assert few.ci_high == pytest.approx(1 - 0.025 ** (1 / 10)) and few.ci_low == 0.0
+    assert few.cases_needed == math.ceil(math.log(0.025) / math.log(0.8)) == 17
+    [still] = corpus_checks(shares("hallucination", 0.0, 16), bound, "prod")
     assert still.status == "inconclusive"
-    [enough] = corpus_checks(shares("hallucination", 0.0, need), bound, "prod")
+    [enough] = corpus_checks(shares("hallucination", 0.0, 17), bound, "prod")
     assert enough.status == "pass"
     # a share's floor is 0, not minus its span: every case fully grounded clears 0.8 alike
     [grounded] = corpus_checks(
-        shares("groundedness", 1.0, need), {"groundedness": Threshold(min=0.8)}, "prod"
+        shares("groundedness", 1.0, 17), {"groundedness": Threshold(min=0.8)}, "prod"
     )
-    assert grounded.status == "pass" and grounded.ci_low == pytest.approx(1 - top(need))
+    assert grounded.status == "pass" and grounded.ci_low == pytest.approx(0.025 ** (1 / 17))
     assert grounded.ci_high == 1.0
 
 
@@ -204,7 +196,7 @@ def test_the_decision_is_named_in_every_report(cli: Any, tmp_path: Path) -> None
     assert (
         "| check | method | decided on | status | estimate | 95% CI | bound | cases |" in markdown
     )
-    low, high = interval_of(STRADDLING)
+    low, high = t_interval(STRADDLING)
     row = f"| corpus:correctness:min | scores | interval | inconclusive | 4.200 | [{low:.3f}, {high:.3f}] | 4 | 10 |"
     assert row in markdown
     html = (out / "report.html").read_text()
@@ -252,15 +244,23 @@ def test_python_api_takes_a_decision_per_bound() -> None:
     assert estimate.passed
 
 
-def test_a_skewed_share_is_not_passed_on_a_tail_the_data_cannot_show() -> None:
-    """95 of 100 cases pass, 5 never do (a share skewed towards 1): at a strict look level
-    the t interval's lower end (0.876) cleared min 0.85; the betting interval does not."""
+def test_a_look_before_the_last_checks_a_corpus_bound_on_the_skew_corrected_interval() -> None:
+    """95 of 100 cases pass, 5 never do (a share skewed towards 1): at a strict look level the
+    t interval's lower end (0.876) clears min 0.85, Hall's skewness-corrected one does not,
+    so a look before the last does not stop on that PASS; the last look (and a run of every
+    case) keeps the t interval. Symmetric values give the t interval either way."""
+    from assay.verdict.interval import paired_intervals, skew_corrected
+
     scores = [
         Score(f"c{i}", 1, "prod", "contains", {"passed": 1.0 if i >= 5 else 0.0})
         for i in range(100)
     ]
     bound = {"passed": Threshold(min=0.85)}
-    (strict,) = corpus_checks(scores, bound, "prod", level=0.999)
-    assert strict.status == "inconclusive" and strict.ci_low < 0.85  # type: ignore[operator]
-    (usual,) = corpus_checks(scores, bound, "prod")
-    assert usual.status == "pass"
+    (fixed,) = corpus_checks(scores, bound, "prod", level=0.999)
+    (interim,) = corpus_checks(scores, bound, "prod", level=0.999, interim=True)
+    assert fixed.status == "pass" and fixed.ci_low == pytest.approx(0.8757, abs=1e-4)
+    assert interim.status == "inconclusive" and interim.ci_low < 0.85  # type: ignore[operator]
+    assert interim.ci_high >= fixed.ci_high  # type: ignore[operator]  # never narrower
+    even = [0.2, 0.4, 0.5, 0.6, 0.8]
+    t = paired_intervals(np.asarray(even), level=0.99, span=1.0, floor=0.0)
+    assert skew_corrected(np.asarray(even), 0.99) == pytest.approx((t.low[0], t.high[0]))

@@ -200,7 +200,7 @@ def test_rubric_judge_rows_are_weighed_on_their_own_metrics(cli, tmp_path: Path)
     they are weighed equally (a suite's [judge] rubric gives its criteria weights)."""
     rows = [
         {"case_id": c, "trial": 1, "condition": cond, "accuracy": v, "tone": v + (c in "ace")}
-        for c in "abcdefghijklmn"  # enough cases for the interval to clear 0
+        for c in "abcdef"
         for cond, v in (("baseline", 2), ("candidate", 4))
     ]
     rows[0]["tone"] = 2  # the cases' deltas differ: all alike would give no interval to pass on
@@ -302,7 +302,7 @@ def test_several_conditions_each_compared_with_baseline(cli, tmp_path: Path) -> 
 def tier_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Low-risk cases improve a lot; high-risk cases lose 0.3 or 0.5 on safety."""
     rows, cases = [], []
-    for i in range(150):
+    for i in range(60):
         risk = "high" if i % 3 == 0 else "low"
         cases.append(make_case(f"c{i}", risk=risk))
         base = 3.0 + (i % 2) * 0.5
@@ -334,7 +334,7 @@ def test_risk_margins_are_configurable(cli, tmp_path: Path) -> None:
     write_jsonl(tmp_path / "cases.jsonl", cases)
     suite = tmp_path / "suite.toml"
     suite.write_text(
-        'cases = "cases.jsonl"\n[gate]\nrisk_margins = {low = 0.2, medium = 0.1, high = 1.0}\n'
+        'cases = "cases.jsonl"\n[gate]\nrisk_margins = {low = 0.2, medium = 0.1, high = 0.6}\n'
     )
     result = score(cli, tmp_path, rows, "--suite", str(suite))
     assert result.json()["release_gate"]["verdict"] == "PASS", result.stdout
@@ -401,14 +401,11 @@ def test_bundled_example_is_what_its_generator_writes(tmp_path: Path) -> None:
 
 def test_bundled_example(cli) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "gate"
-    overall = cli("score", example / "scores.jsonl")
-    assert overall.code == 0 and overall.json()["release_gate"]["verdict"] == "PASS"
     stats = cli("score", example / "scores.jsonl", "--cases", example / "cases.jsonl")
     gate = stats.json()["release_gate"]
-    assert {c["scope"] for c in gate["checks"]} == {"all", "risk:low", "risk:medium", "risk:high"}
-    # 80 cases per tier clear every tier's margin (24 per tier were too few for an interval
-    # that holds for any bounded scores), each guarded check by a clear margin
     assert stats.code == 0 and gate["verdict"] == "PASS", gate["reasons"]
+    assert {c["scope"] for c in gate["checks"]} == {"all", "risk:low", "risk:medium", "risk:high"}
+    # 80 cases per tier clear every tier's margin, each guarded check by a clear margin
     assert {c["status"] for c in gate["checks"]} == {"pass"}
     tiers = [c for c in gate["checks"] if c["scope"].startswith("risk:")]
     assert len(tiers) == 6 and all(c["cases"] == 80 for c in tiers)

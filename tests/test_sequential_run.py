@@ -396,9 +396,10 @@ SAMPLED = "sampled_checks = true\n"
         (1.0, "contains = { min = 0.5 }\n", "", "PASS", 4),
         # ... unless they are sampled (the bound stated): stops at look 1
         (1.0, "contains = { min = 0.5 }\n", SAMPLED, "PASS", 1),
-        # clearly below: stops at look 1 (its betting interval lies wholly below 0.5)
-        (0.1, "contains = { min = 0.5 }\n", "", "FAIL", 1),
-        (0.65, "contains = { min = 0.5 }\n", SAMPLED, "PASS", 4),  # near: every look
+        # clearly below: stops early (at look 2: look 1's interval, skew-corrected, still
+        # reaches 0.5)
+        (0.1, "contains = { min = 0.5 }\n", "", "FAIL", 2),
+        (0.6, "contains = { min = 0.5 }\n", SAMPLED, "PASS", 4),  # near: every look
         # decided on the estimate: the look's mean clears the bound, its interval does not
         (0.7, 'contains = { min = 0.6, decide = "estimate" }\n', SAMPLED, "PASS", 4),
         (1.0, "", SAMPLED, "PASS", 4),  # no bound: nothing with an error rate to stop on

@@ -120,9 +120,9 @@ def test_a_hallucinating_agent_fails_its_corpus_threshold(cli: Any, tmp_path: Pa
     assert (hallucination["value"], hallucination["bound"], hallucination["cases"]) == (1.0, 0.2, 3)
     assert checks["corpus:groundedness:min"]["status"] == "fail"
     out = tmp_path / "out"
-    # every case hallucinates: the interval's lower bound (betting, 3 cases) lies above 0.2
+    # every case hallucinates: the interval's lower bound, 0.025^(1/3), lies above 0.2
     assert (
-        "| corpus:hallucination:max | lexical | interval | fail | 1.000 | [0.234, 1.000] | 0.200 | 3 |"
+        "| corpus:hallucination:max | lexical | interval | fail | 1.000 | [0.292, 1.000] | 0.200 | 3 |"
         in (out / "report.md").read_text()
     )
     junit = (out / "report.junit.xml").read_text()
@@ -132,8 +132,8 @@ def test_a_hallucinating_agent_fails_its_corpus_threshold(cli: Any, tmp_path: Pa
 
 def test_a_faithful_agent_on_three_cases_is_inconclusive(cli: Any, tmp_path: Path) -> None:
     """No case hallucinates, but 3 cases cannot show the corpus's rate is at most 0.2: the
-    interval's upper bound is 0.766; 22 such cases would. Decided on the estimate, the bounds
-    pass."""
+    interval's upper bound is 1 − 0.025^(1/3) = 0.708; 17 such cases would. Decided on the
+    estimate, the bounds pass."""
     suite = grounded_world(tmp_path, conditions=ONE_FAITHFUL, scoring=CORPUS)
     ran = cli("run", suite, "--store", tmp_path / "s.db", "--json")
     assert ran.code == 1, ran.stderr
@@ -141,8 +141,8 @@ def test_a_faithful_agent_on_three_cases_is_inconclusive(cli: Any, tmp_path: Pat
     checks = checks_by_name(report_json(suite))
     hallucination = checks["corpus:hallucination:max"]
     assert hallucination["status"] == "inconclusive" and hallucination["value"] == 0.0
-    assert (hallucination["ci_low"], hallucination["ci_high"]) == (0.0, 0.766002)
-    assert hallucination["cases_needed"] == 22
+    assert (hallucination["ci_low"], hallucination["ci_high"]) == (0.0, 0.707598)
+    assert hallucination["cases_needed"] == 17
     assert checks["corpus:groundedness:min"]["value"] == 1.0
     estimate = grounded_world(
         tmp_path, conditions=ONE_FAITHFUL, scoring='corpus_decide = "estimate"\n' + CORPUS

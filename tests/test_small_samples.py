@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from conftest import write_jsonl
 
@@ -41,16 +42,16 @@ def test_two_cases_are_inconclusive_and_say_how_many_would_do(cli, tmp_path: Pat
     assert result.code == 1 and gate["verdict"] == "INCONCLUSIVE"
     assert gate["cases_needed"] >= MIN_CASES
     weighted = summary["comparisons"]["candidate"]["weighted_score"]
-    assert weighted["ci_low"] < 0 < weighted["ci_high"]  # two cases cannot rule out a loss
+    assert weighted["ci_low"] < 0 < weighted["ci_high"]  # t(1 df) is wide: 0.75 ± 12.7 * 0.25
     assert any("2 cases cannot pass (it takes 5)" in r for r in gate["reasons"])
 
 
 @pytest.mark.parametrize("cases", [2, 3, 4])
 def test_fewer_than_the_minimum_never_pass_however_clear(cli, tmp_path: Path, cases: int) -> None:
-    deltas = [2.0 + 0.01 * i for i in range(cases)]
-    gate = score(cli, tmp_path, rows_for(deltas, base=2.0)).json()["release_gate"]
-    assert gate["verdict"] == "INCONCLUSIVE" and gate["cases_needed"] >= MIN_CASES
-    enough = score(cli, tmp_path, rows_for([2.0 + 0.01 * i for i in range(12)], base=2.0))
+    deltas = [1.0 + 0.01 * i for i in range(cases)]  # narrow enough to clear 0 from 3 cases up
+    gate = score(cli, tmp_path, rows_for(deltas)).json()["release_gate"]
+    assert gate["verdict"] == "INCONCLUSIVE" and gate["cases_needed"] == MIN_CASES
+    enough = score(cli, tmp_path, rows_for([1.0 + 0.01 * i for i in range(MIN_CASES)]))
     assert enough.json()["release_gate"]["verdict"] == "PASS"
 
 
@@ -60,16 +61,15 @@ def test_a_clear_loss_on_few_cases_still_fails(cli, tmp_path: Path) -> None:
 
 
 def test_identical_deltas_never_give_a_zero_width_interval(cli, tmp_path: Path) -> None:
-    """Cases that all share one delta: the betting bound (on the deltas' range, ±4 on the
-    1-5 scale), not [d, d]; 6 cases at +0.5 cannot rule out a loss."""
-    from assay.verdict.interval import paired_intervals
-
+    """Cases that all share one delta: the distribution-free bound, not [d, d]."""
     comparisons = score(cli, tmp_path, rows_for([0.5] * 6)).json()["comparisons"]["candidate"]
     for figures in comparisons.values():
-        assert figures["ci_low"] < 0 < 0.5 < figures["ci_high"]
-    expected = paired_intervals(np.full(6, 0.5), span=4.0)
-    assert comparisons["correctness"]["ci_low"] == pytest.approx(expected.low[0], abs=1e-6)
-    assert comparisons["correctness"]["ci_high"] == pytest.approx(expected.high[0], abs=1e-6)
+        assert figures["ci_low"] < 0.5 < figures["ci_high"]
+    # the bound: at most 1 - 0.025^(1/n) of all cases differ (Clopper-Pearson for 0 of n)
+    share = stats.binomtest(0, 6).proportion_ci(confidence_level=0.95).high
+    span = 5.0  # values lie in [0, 5]: the 1-5 scale, or shares in [0, 1]
+    assert comparisons["correctness"]["ci_low"] == pytest.approx(0.5 - share * (0.5 + span))
+    assert comparisons["correctness"]["ci_high"] == pytest.approx(0.5 + share * (span - 0.5))
 
 
 def test_identical_deltas_get_identical_intervals(cli, tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_identical_deltas_get_identical_intervals(cli, tmp_path: Path) -> None:
     )
 
 
-def test_the_interval_is_computed_column_by_column() -> None:
+def test_the_interval_is_scipys_t_interval_column_by_column() -> None:
     from assay.verdict.interval import paired_intervals
 
     rng = np.random.default_rng(11)
@@ -98,10 +98,12 @@ def test_the_interval_is_computed_column_by_column() -> None:
     result = paired_intervals(deltas, level=0.9, span=5.0)
     for column in range(3):
         present = deltas[:, column][~np.isnan(deltas[:, column])]
+        low, high = stats.ttest_1samp(present, 0.0).confidence_interval(0.9)
         assert result.n[column] == present.size
+        assert result.low[column] == pytest.approx(low, rel=1e-12)
+        assert result.high[column] == pytest.approx(high, rel=1e-12)
         alone = paired_intervals(present, level=0.9, span=5.0)
-        assert alone.low[0] == result.low[column] and alone.high[0] == result.high[column]
-        assert result.low[column] < present.mean() < result.high[column]
+        assert alone.low[0] == pytest.approx(result.low[column], rel=1e-12)
 
 
 def test_one_case_has_a_mean_and_no_interval() -> None:
@@ -111,20 +113,17 @@ def test_one_case_has_a_mean_and_no_interval() -> None:
     assert result.mean[0] == 0.4 and math.isnan(result.low[0]) and result.n.tolist() == [1, 0]
 
 
-@pytest.mark.parametrize(("sd", "distance"), [(0.9, 0.3), (0.2, 0.5), (1.5, 0.2), (0.3, 2.0)])
-def test_cases_to_clear_is_the_least_n_whose_interval_clears(sd: float, distance: float) -> None:
-    """The estimate is the least n at which the interval of n cases alternating mean ± sd
-    clears the bound (the interval of such cases, in their order, is what it searches)."""
-    from assay.verdict.interval import cases_to_clear, lower_bound
+@pytest.mark.parametrize(("sd", "distance"), [(0.9, 0.3), (0.2, 0.5), (1.5, 0.05), (0.3, 2.0)])
+def test_cases_to_clear_is_the_least_n_whose_t_interval_clears(sd: float, distance: float) -> None:
+    from assay.verdict.interval import cases_to_clear
 
-    n = cases_to_clear(0.0, sd, distance, span=4.0)
+    n = cases_to_clear(0.0, sd, distance, span=5.0)
     assert n is not None and n >= 2
 
-    def low(k: int) -> float:
-        values = np.where(np.arange(k) % 2 == 0, sd, -sd)
-        return -4 + 8 * lower_bound((values + 4) / 8, 0.025, orders=0, steps=16)
+    def half(k: int) -> float:
+        return float(stats.t.ppf(0.975, k - 1) * sd / math.sqrt(k))
 
-    assert low(n) >= -distance and low(n - 1) < -distance
+    assert half(n) <= distance and (n == 2 or half(n - 1) > distance)
 
 
 def test_weighted_score_is_the_weighted_sum_of_the_metric_means() -> None:

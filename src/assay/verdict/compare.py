@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assay.core.rubric import TOLERANCE, Rubric
+from assay.core.rubric import Rubric
 from assay.verdict.clusters import Unit, unit_means, units_of
 from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -43,11 +43,6 @@ class Delta:
     clusters: int | None = None
     """Clusters the cases fall in, when the catalogue declares any (None: every case is
     its own unit)."""
-    better: int = 0
-    """Units (cases, or clusters when declared) whose delta is above 0 (beyond 1e-9): with
-    `worse`, what a margin of 0 decides on when its interval cannot (`gate.non_inferiority`)."""
-    worse: int = 0
-    """Units whose delta is below 0 (beyond 1e-9)."""
 
     @property
     def units(self) -> int:
@@ -63,8 +58,8 @@ class Paired:
     metrics: list[str]
     deltas: FloatArray
     spans: FloatArray
-    """Per column, the widest a delta can be (`delta_spans`): the range the interval of the
-    column's mean rests on (`verdict.interval`)."""
+    """Per column, the widest a delta can be (`delta_spans`): it bounds the interval of a
+    column whose cases all share one delta."""
     intervals: dict[str, Delta] = field(default_factory=dict)
     units: list[Unit] | None = None
     """Each case's unit of evidence (`verdict.clusters`), None when no cluster is declared."""
@@ -95,17 +90,14 @@ def metric_names(rows: Iterable[ScoredTrial], rubric: Rubric) -> list[str]:
 def delta_spans(rubric: Rubric, *tables: FloatArray) -> FloatArray:
     """Per column of `tables` (cases × columns of values, NaN = absent), the widest its
     delta can be: 1 when every value lies in [0, 1] (a share: a deterministic scorer's
-    metric), high − low when every value lies on the rubric's scale [low, high] (a judge's
-    score), else the width of [min(low, 0), max(high, 1)] (the scale widened to hold the
-    shares too: a weighted score mixing both)."""
+    metric), else the width of [min(low, 0), max(high, 1)] (the rubric's scale, which holds
+    the shares too)."""
     low, high = rubric.bounds
     wide = max(high, 1.0) - min(low, 0.0)
     values = np.vstack(tables) if tables else np.empty((0, 0))
     with np.errstate(invalid="ignore"):
-        absent = np.isnan(values)
-        share = np.all(absent | ((values >= 0.0) & (values <= 1.0)), axis=0)
-        scaled = np.all(absent | ((values >= low) & (values <= high)), axis=0)
-    spans: FloatArray = np.where(share, 1.0, np.where(scaled, high - low, wide))
+        share = np.all(np.isnan(values) | ((values >= 0.0) & (values <= 1.0)), axis=0)
+    spans: FloatArray = np.where(share, 1.0, wide)
     return spans
 
 
@@ -232,9 +224,6 @@ def intervals(
     values = deltas if units is None else unit_means(deltas, units)
     result = paired_intervals(values, level=level, span=spans)
     cases = (~np.isnan(deltas)).sum(axis=0)
-    with np.errstate(invalid="ignore"):
-        better = (values > TOLERANCE).sum(axis=0)
-        worse = (values < -TOLERANCE).sum(axis=0)
     return {
         name: Delta(
             metric=name,
@@ -245,8 +234,6 @@ def intervals(
             cases=int(cases[i]),
             span=float(spans[i]),
             clusters=None if units is None else int(result.n[i]),
-            better=int(better[i]),
-            worse=int(worse[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

@@ -5,8 +5,7 @@ bounds the corpus figure of a metric: the mean over the gated condition's cases 
 case's mean over its trials (`thresholds.case_metric_means`), so every case weighs the same
 whatever its trial count. Each bound is one gate `Check` (`corpus:METRIC:min|max`) with the
 estimate (`value`), its confidence interval over the case means (`ci_low`, `ci_high`: the
-comparison gate's betting interval for bounded values, `verdict.interval`, at the gate's
-level), the `bound`, the
+comparison gate's t interval, `verdict.interval`, at the gate's level), the `bound`, the
 `cases`, the `method` that made the figure (`lexical`, `judge:<model>`, `scorer:NAME`) and
 how it was decided (`decide`):
 
@@ -21,11 +20,14 @@ how it was decided (`decide`):
 `decide` comes from the bound (`hallucination = {max = 0.2, decide = "estimate"}`), else
 `[scoring] corpus_decide`. A metric no case carries skips its bound (listed, never passed).
 
-The interval needs the values' range: [0, 1] for a deterministic scorer's share, the rubric's
-scale for a judge's score, else the scale widened to hold 0, 1 and every value seen. It
-holds its level on skewed and bimodal case means (a share near 0 or 1, most cases at one
-end) at every case count, and at a sequential run's looks as at the end
-(bench/interval_shapes.py --corpus; docs/design.md).
+A column whose cases all share one value gets the interval's distribution-free bound, which
+needs the values' range: [0, 1] for a deterministic scorer's share, else the rubric's scale
+widened to hold 0, 1 and every value seen (a judge's score, a latency).
+
+At a sequential run's look before the last (`interim`), the interval is the wider of the t
+interval and Hall's skewness-corrected one (`interval.skew_corrected`): at a look's strict
+level the t interval's far tail on skewed case means errs too often (docs/design.md,
+"Sequential gate"). The last look, and every run of all cases, use the t interval alone.
 
 When the catalogue declares clusters (`verdict.clusters`), the figure is the mean over
 clusters of each cluster's mean over its cases, its interval runs over the clusters' means,
@@ -51,6 +53,7 @@ from assay.verdict.interval import (
     MIN_CASES,
     cases_to_clear,
     paired_intervals,
+    skew_corrected,
 )
 from assay.verdict.rows import ScoredTrial
 from assay.verdict.thresholds import TOLERANCE, case_metric_means, figure_method, scorer_methods
@@ -97,13 +100,10 @@ def value_range(
     values: Sequence[float], share: bool, scale: tuple[float, float]
 ) -> tuple[float, float]:
     """The lowest and highest a case's value of a metric can be: [0, 1] for a share (a
-    deterministic scorer's metric whose values all lie there), the rubric's scale when every
-    value lies on it (a judge's score), else the scale widened to hold 0, 1 and every value
-    seen."""
+    deterministic scorer's metric whose values all lie there), else the scale widened to
+    hold 0, 1 and every value seen."""
     if share and all(0.0 <= v <= 1.0 for v in values):
         return 0.0, 1.0
-    if all(scale[0] <= v <= scale[1] for v in values):
-        return scale
     return min(scale[0], 0.0, min(values)), max(scale[1], 1.0, max(values))
 
 
@@ -116,12 +116,13 @@ def corpus_checks(
     decide: CorpusDecision = "interval",
     level: float = LEVEL,
     scale: tuple[float, float] = (1.0, 5.0),
+    interim: bool = False,
     clusters: Mapping[str, str] | None = None,
 ) -> list[Check]:
     """One check per corpus bound on `condition`'s case means (`decide`: how a bound that
     does not say is decided; `level`: the interval's confidence; `scale`: the rubric's, for
-    the range of a metric that is not a share; `clusters`: case id → declared cluster, the
-    interval's units)."""
+    the range of a metric that is not a share; `interim`: a sequential run's look before the
+    last, `figure_of`; `clusters`: case id → declared cluster, the interval's units)."""
     if not corpus:
         return []  # nothing to check: skip the per-case means (a million rows cost seconds)
     means = case_metric_means(results, condition, rows)
@@ -154,6 +155,7 @@ def corpus_checks(
             condition,
             (floor, ceiling),
             level=level,
+            interim=interim,
             cases=None if units is None else len(found),
         )
         way = bound.decide if isinstance(bound, CorpusThreshold) and bound.decide else decide
@@ -172,15 +174,21 @@ def figure_of(
     limits: tuple[float, float],
     *,
     level: float,
+    interim: bool = False,
     cases: int | None = None,
 ) -> Figure:
     """The corpus figure of these case means (`limits`: the lowest and highest a case's
-    value can be), its interval at `level`. With clusters, `found` holds the clusters'
-    means and `cases` the cases they hold."""
+    value can be), its interval at `level`; at a sequential run's look before the last
+    (`interim`) the wider of the t interval and Hall's skewness-corrected one
+    (`interval.skew_corrected`). With clusters, `found` holds the clusters' means and
+    `cases` the cases they hold."""
     floor, ceiling = limits
     values = np.asarray(found, dtype=np.float64)
     interval = paired_intervals(values, level=level, span=ceiling, floor=floor)
     low, high, sd = float(interval.low[0]), float(interval.high[0]), float(interval.sd[0])
+    if interim and len(values) >= 2 and sd > 0:
+        hall_low, hall_high = skew_corrected(values, level)
+        low, high = min(low, hall_low), max(high, hall_high)
     return Figure(
         metric=metric,
         method=method,

@@ -1,31 +1,25 @@
-"""The interval of a mean of bounded values: a betting confidence interval.
+"""The paired comparison's interval: a Student t interval over the per-case mean deltas.
 
-Each case contributes one value per column (a paired delta, its trials averaged first: the
-case is the unit, so trials of one case never count as independent evidence; or, for a
-corpus bound, the case's mean). The values lie within a known range [`floor`, `span`] (the
-rubric's scale, or [0, 1] for a share: `compare.delta_spans`, `corpus.value_range`), and that
-is all the interval assumes: no normality, no symmetry, no minimum spread. It is the hedged
-capital betting interval of Waudby-Smith & Ramdas (2024, "Estimating means of bounded random
-variables by betting", JRSS B 86(1):1-27, §4-5, predictable plug-in bets, "PrPl-EB" sizes,
-their Theorem 3 and Remark 4 on averaging over orders):
+Each case contributes one paired delta per metric (its trials averaged first: the case is
+the cluster, so trials of one case never count as independent evidence). A column's
+interval is mean ± t(n − 1, 1 − α/2) · sd / √n over the n cases that have it (Student
+1908; the paired t interval that cluster-robust inference reduces to when each cluster is
+summarised by its mean, as in Miller 2024, "Adding Error Bars to Evals"). Every column
+(each metric and the weighted score) is one deterministic function of its deltas: there is
+no resampling, so identical deltas always give identical intervals. The quantile is
+scipy's (`scipy.special.stdtrit`, the inverse of Student's t distribution, the same
+function `scipy.stats.t.ppf` calls; scipy.special imports in a fraction of scipy.stats's
+time).
 
-- rescaled to x in [0, 1], the lower bound is the least m at which a gambler betting each
-  case's x above m, with stake λ_t = min(√(2·log(1/a) / (n·σ̂²_{t−1})), c/m) (σ̂² the running
-  variance with a prior of 1/4, made from the cases before t only; c = `STAKE`), would not
-  have multiplied their capital by 1/a, a = (1 − level)/2: K_n(m) = Π (1 + λ_t(x_t − m)) < 1/a.
-  Under any distribution of mean m in [0, 1], K is a nonnegative martingale, so the bound
-  errs with probability at most a (Ville's inequality): a one-sided 2.5% for every shape of
-  data and every case count, not only in the limit. The upper bound is the same on 1 − x.
-- the capital depends on the order the cases are taken in, so it is averaged over `ORDERS`
-  fixed pseudo-random orders of the sorted values (an average of e-values is one): the
-  interval is a deterministic function of the column's values, whatever the cases' order
-  or names, and identical values always give identical intervals.
-
-A column without spread needs nothing special: every value at x₀ gives the lower bound
-x₀ / (1 + ((1/a)^{1/n} − 1)/c). One case gives a mean and no interval (NaN bounds). The
-reported `sd` (over cases) is descriptive: it feeds `cases_to_clear` and the reports.
-bench/gate_simulation.py (`--shapes`) measures the false PASS rate and the power on
-rare-catastrophe, bimodal, ties-heavy, binary, skewed and symmetric data (docs/design.md).
+A column whose cases all share one delta has no spread to scale a t interval by (its width
+would be 0, which is not certainty). Its interval is distribution-free instead: if every one
+of n cases shows delta d, the share of all cases that would show another delta is at most
+p = 1 − (α/2)^(1/n) at this level (the exact one-sided Clopper–Pearson bound for 0 of n),
+and those cases lie within the deltas the scale allows (±`span`), so the mean lies within
+[d − p·(d + span), d + p·(span − d)]. The same interval serves a column of values rather than
+deltas (a corpus threshold's case means, `verdict.corpus`): `floor` is then the lowest a value
+can be (a share's 0) and `span` the highest, so the mean lies within [d − p·(d − floor),
+d + p·(span − d)].
 """
 
 from __future__ import annotations
@@ -33,30 +27,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import ndtri, stdtrit
 
 LEVEL = 0.95
 MIN_CASES = 5
-"""Fewer cases than this never pass a check: the interval is still shown, but the check is
-INCONCLUSIVE and asks for at least this many (`verdict.gate`). The betting interval holds at
-any count; below 5 cases it is too wide to clear any bound a gate uses."""
-STAKE = 0.75
-"""c, the largest share of the capital staked on one case (Waudby-Smith & Ramdas's
-truncation, c/m, m the mean tested: 1/2 or 3/4 in their paper). Larger stakes let a column
-without spread clear its bound on fewer cases; any c < 1 keeps the guarantee."""
-ORDERS = 16
-"""How many fixed orders of the values the capital is averaged over, up to `WORK` values in
-all: a column of n > WORK/16 cases takes max(1, WORK // n) orders (the order matters less
-the more cases there are, and a million-case column stays within a second)."""
-WORK = 16_000
-SEED = 20240101
-STEPS = 40
-"""Bisection steps for each bound: the bracket [0, 1] narrows to 2⁻⁴⁰ of the range."""
-ESTIMATE_STEPS = 16
-"""Bisection steps of each bound `cases_to_clear` computes (an estimate: 2⁻¹⁶ of the range)."""
+"""Fewer paired cases than this never pass a check: the interval is still shown, but the
+check is INCONCLUSIVE and asks for at least this many (`verdict.gate`). From 5 cases up the
+t interval keeps its nominal coverage on simulated judge scores (bench/gate_simulation.py)."""
+SPREAD_TOLERANCE = 1e-12
 
 FloatArray = NDArray[np.float64]
 
@@ -72,56 +53,6 @@ class Interval:
     n: NDArray[np.int64]
 
 
-@lru_cache(maxsize=256)
-def _orders(n: int) -> NDArray[np.int64]:
-    """`ORDERS` fixed pseudo-random permutations of range(n) (none the identity by design:
-    applied to the sorted values, each is a uniformly random order whatever the data, which
-    the sorted order itself is not)."""
-    rng = np.random.default_rng(SEED + n)
-    rows = [rng.permutation(n) for _ in range(ORDERS)]
-    orders: NDArray[np.int64] = np.array(rows, dtype=np.int64)
-    orders.setflags(write=False)
-    return orders
-
-
-def _stakes(x: FloatArray, side: float, plan: int) -> FloatArray:
-    """Each order's predictable bet size before truncation (rows: orders, columns: cases):
-    √(2·log(1/side)/(plan·σ̂²_{t−1})), σ̂² the running variance with a prior of 1/4 about the
-    running mean with a prior of 1/2 (Waudby-Smith & Ramdas 2024, eq. 26-27)."""
-    count = np.arange(1, x.shape[1] + 1)
-    mu = (0.5 + np.cumsum(x, axis=1)) / (count + 1)
-    before = np.concatenate([np.full((x.shape[0], 1), 0.5), mu[:, :-1]], axis=1)
-    var = (0.25 + np.cumsum((x - before) ** 2, axis=1)) / (count + 1)
-    prior = np.concatenate([np.full((x.shape[0], 1), 0.25), var[:, :-1]], axis=1)
-    stakes: FloatArray = np.sqrt(2.0 * math.log(1.0 / side) / (plan * prior))
-    return stakes
-
-
-def lower_bound(
-    x: FloatArray, side: float, plan: int | None = None, orders: int = ORDERS, steps: int = STEPS
-) -> float:
-    """The betting lower bound for the mean of `x` (values in [0, 1], at least one) that errs
-    with probability at most `side`; `plan`: the case count the bets are sized for (default
-    len(x): the fixed design's); `orders`: how many of the fixed random orders of the sorted
-    values the capital is averaged over (0: `x` as given, in its order, which must not depend
-    on the values); `steps`: of bisection."""
-    n = len(x)
-    ordered = np.sort(x)[_orders(n)[:orders]] if orders else np.asarray(x)[None, :]
-    stakes = _stakes(ordered, side, plan or n)
-    target = math.log(1.0 / side) + math.log(max(orders, 1))
-    low, high = 0.0, 1.0
-    for _ in range(steps):
-        m = (low + high) / 2
-        bets = np.minimum(stakes, STAKE / m)
-        log_wealth = np.log1p(bets * (ordered - m)).sum(axis=1)
-        top = log_wealth.max()
-        if top + math.log(np.exp(log_wealth - top).sum()) >= target:
-            low = m  # m is rejected: the mean lies above it
-        else:
-            high = m
-    return low
-
-
 def paired_intervals(
     deltas: FloatArray | Sequence[Sequence[float]],
     *,
@@ -131,9 +62,10 @@ def paired_intervals(
 ) -> Interval:
     """The interval of the mean of each column of `deltas` (cases × columns, NaN = absent).
 
-    Every value of a column lies within [`floor`, `span`] (`floor` defaults to −`span`: a
-    paired delta), for every column or per column; a value seen beyond them widens them to
-    it. One case gives a mean and no interval (NaN bounds)."""
+    `span` is the widest a delta can be (the values' range), for every column or per
+    column: it bounds the interval of a column without spread, whose values lie within
+    [`floor`, `span`] (`floor` defaults to −`span`). One case gives a mean and no interval
+    (NaN bounds)."""
     values = np.asarray(deltas, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
@@ -145,21 +77,20 @@ def paired_intervals(
         centred = np.where(present, values - mean, 0.0)
         sd = np.sqrt((centred**2).sum(axis=0) / (n - 1))
     sd = np.where(n >= 2, sd, 0.0)
-    sd = np.where(sd <= 1e-12 * np.maximum(1.0, np.abs(mean)), 0.0, sd)
-    top = np.broadcast_to(np.asarray(span, dtype=np.float64), n.shape)
-    bottom = -top if floor is None else np.broadcast_to(np.asarray(floor, np.float64), n.shape)
-    side = (1.0 - level) / 2
-    low = np.full(n.shape, np.nan)
-    high = np.full(n.shape, np.nan)
-    for j in np.flatnonzero(n >= 2):
-        column = values[present[:, j], j]
-        least = min(float(bottom[j]), float(column.min()))  # a value past the range widens it
-        most = max(float(top[j]), float(column.max()))
-        width = most - least
-        x = np.clip((column - least) / width, 0.0, 1.0)
-        orders = max(1, min(ORDERS, WORK // len(x)))
-        low[j] = least + width * lower_bound(x, side, orders=orders)
-        high[j] = most - width * lower_bound(1.0 - x, side, orders=orders)
+    alpha = 1.0 - level
+    half = np.full(n.shape, np.nan)
+    several = n >= 2
+    half[several] = stdtrit(n[several] - 1, 1.0 - alpha / 2) * sd[several] / np.sqrt(n[several])
+    low, high = mean - half, mean + half
+    flat = several & (sd <= SPREAD_TOLERANCE * np.maximum(1.0, np.abs(mean)))
+    if flat.any():
+        share = 1.0 - (alpha / 2) ** (1.0 / n[flat])
+        top = np.broadcast_to(np.asarray(span, dtype=np.float64), n.shape)
+        bottom = -top if floor is None else np.broadcast_to(np.asarray(floor, np.float64), n.shape)
+        d = mean[flat]
+        low[flat] = d - share * (d - bottom[flat])
+        high[flat] = d + share * (top[flat] - d)
+        sd[flat] = 0.0
     return Interval(mean=mean, low=low, high=high, sd=sd, n=n.astype(np.int64))
 
 
@@ -172,39 +103,50 @@ def cases_to_clear(
     span: float,
     floor: float | None = None,
 ) -> int | None:
-    """About how many cases the interval needs for its lower bound to clear a bound
-    `distance` below `mean` at this spread: the least n at which the betting lower bound of
-    n values alternating mean ± sd (within [`floor`, `span`], `floor` defaulting to −`span`)
-    clears it. None when the mean is on the wrong side, or when not even `LARGEST` cases
-    would do. (For an upper bound, pass the values negated: −mean, span −floor, floor
+    """About how many cases an interval needs for its lower bound to clear a bound `distance`
+    below `mean` at this spread: the least n with t(n − 1)·sd/√n ≤ distance; for a column
+    without spread (values within [`floor`, `span`], `floor` defaulting to −`span`), the
+    least n at which the distribution-free bound clears it. None when the mean is on the
+    wrong side. (For an upper bound, pass the values negated: −mean, span −floor, floor
     −span.)"""
     if distance <= 0:
         return None
-    bottom = -span if floor is None else floor
-    width = span - bottom
-    side = (1.0 - level) / 2
-    goal = (mean - distance - bottom) / width
-
-    def room(n: int) -> float:
-        """How far the lower bound of n such cases lies above the bound to clear."""
-        signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-        x = np.clip((mean + sd * signs - bottom) / width, 0.0, 1.0)
-        return lower_bound(x, side, orders=0, steps=ESTIMATE_STEPS) - goal
-
-    low, high = 1, 2
-    while room(high) < 0:
-        if high >= COMPUTED:  # beyond, the bound's distance from the mean shrinks as 1/√n
-            half = mean - bottom - width * (goal + room(high))  # mean − the lower bound
-            estimate = math.ceil(high * (half / distance) ** 2)
-            return estimate if estimate <= LARGEST else None
-        low, high = high, 2 * high
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if room(middle) >= 0 else (middle, high)
-    return high
+    alpha = 1.0 - level
+    if sd <= 0:
+        room = mean - (-span if floor is None else floor)
+        share = distance / room if room > 0 else 1.0
+        if share >= 1:
+            return 2
+        return math.ceil(math.log(alpha / 2) / math.log1p(-share))
+    tail = 1.0 - alpha / 2
+    n = max(2, math.ceil((float(ndtri(tail)) * sd / distance) ** 2))  # t > z: a lower bound
+    while float(stdtrit(n - 1, tail)) * sd / math.sqrt(n) > distance:
+        n += 1  # a few steps: t(n − 1) is within a few % of z once n is past a handful
+    return n
 
 
-COMPUTED = 1 << 10
-"""`cases_to_clear` computes the bound up to this many cases, and extrapolates beyond."""
-LARGEST = 1 << 24
-"""`cases_to_clear` says None rather than a count above this."""
+def skew_corrected(values: FloatArray, level: float) -> tuple[float, float]:
+    """The interval of the mean of `values` (one column, no NaN, at least 2 values with
+    spread) by Hall's (1992) transformation of the t statistic, which removes its skewness:
+    with a = γ/√n (γ the sample skewness), g(T) = T + aT²/3 + a²T³/27 + a/6 is monotone and
+    g(T) is near t-distributed, so the limits are mean − s/√n·g⁻¹(±t), g⁻¹ in closed form
+    (g(T) = ((1 + aT/3)³ − 1)/a + a/6). Hall, P. (1992), On the removal of skewness by
+    transformation, JRSS B 54(1):221-228.
+
+    A sequential run checks corpus bounds with it at its looks before the last: there the
+    level is strict, and the t interval's far tail on skewed case means (a share near 0 or 1,
+    most cases at one end) errs too often on one side (bench/sequential_corpus.py)."""
+    n = len(values)
+    mean = float(np.mean(values))
+    sd = float(np.std(values, ddof=1))
+    gamma = float(np.mean((values - mean) ** 3)) / sd**3
+    a = gamma / math.sqrt(n)
+    t = float(stdtrit(n - 1, 1.0 - (1.0 - level) / 2))
+    step = sd / math.sqrt(n)
+    if abs(a) < 1e-12:
+        return mean - t * step, mean + t * step
+
+    def inverse(y: float) -> float:
+        return 3.0 / a * (float(np.cbrt(1.0 + a * (y - a / 6))) - 1.0)
+
+    return mean - inverse(t) * step, mean - inverse(-t) * step

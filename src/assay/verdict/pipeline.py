@@ -352,6 +352,8 @@ def evaluate(
                 decide=config.corpus_decide,
                 level=config.gate.level,
                 scale=config.scale,
+                interim=inputs.sequential is not None
+                and inputs.sequential.look < inputs.sequential.looks,
                 clusters=cluster_map(cases.values()) if cases is not None else None,
             ),
             *calibration,
