@@ -203,7 +203,7 @@ def _stop(
     level = look_level(suite.gate.level, fractions)
     return Sequential(
         method=METHOD.name,
-        guarantee=METHOD.guarantee(suite.gate.level),
+        guarantee=METHOD.guarantee(suite.gate.level, _planned(fractions, looks)),
         look=look,
         looks=looks,
         cases=len(looked),
@@ -217,6 +217,15 @@ def _stop(
         case_ids=[c.id for c in looked],
         checked_ids=[c.id for c in part.alone],
     )
+
+
+def _planned(fractions: Sequence[float], looks: int) -> list[float]:
+    """Every planned look's information fraction, from the looks made so far and their count
+    (looks of one size: the last look takes what is left)."""
+    if len(fractions) >= looks or not fractions:
+        return list(fractions)
+    step = fractions[0]
+    return [min(step * k, 1.0) for k in range(1, looks)] + [1.0]
 
 
 def _recorded(store: Path, run_id: str) -> tuple[int, float]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assay.core.rubric import Rubric
+from assay.core.rubric import TOLERANCE, Rubric
 from assay.verdict.clusters import Unit, unit_means, units_of
 from assay.verdict.interval import LEVEL, FloatArray, paired_intervals
 from assay.verdict.rows import BASELINE, ScoredTrial
@@ -43,6 +43,11 @@ class Delta:
     clusters: int | None = None
     """Clusters the cases fall in, when the catalogue declares any (None: every case is
     its own unit)."""
+    better: int = 0
+    """Units (cases, or clusters when declared) whose delta is above 0 (beyond 1e-9): with
+    `worse`, what a margin of 0 decides on when its interval cannot (`gate.non_inferiority`)."""
+    worse: int = 0
+    """Units whose delta is below 0 (beyond 1e-9)."""
 
     @property
     def units(self) -> int:
@@ -224,6 +229,9 @@ def intervals(
     values = deltas if units is None else unit_means(deltas, units)
     result = paired_intervals(values, level=level, span=spans)
     cases = (~np.isnan(deltas)).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        better = (values > TOLERANCE).sum(axis=0)
+        worse = (values < -TOLERANCE).sum(axis=0)
     return {
         name: Delta(
             metric=name,
@@ -234,6 +242,8 @@ def intervals(
             cases=int(cases[i]),
             span=float(spans[i]),
             clusters=None if units is None else int(result.n[i]),
+            better=int(better[i]),
+            worse=int(worse[i]),
         )
         for i, name in enumerate(columns)
         if result.n[i] > 0

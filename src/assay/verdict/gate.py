@@ -7,7 +7,8 @@ candidate's weighted score is strictly above baseline; else PASS.
 
 Statistical gate (`mode="stats"`): per-case paired deltas with t intervals over cases
 (`verdict.interval`). Blockers FAIL. A guarded metric FAILs if its mean delta is below
-−margin and passes when the interval's lower bound is not below −margin (non-inferiority).
+−margin and passes when the interval's lower bound is not below −margin (non-inferiority); a margin of 0 ("no worse") also passes when no case is worse than
+baseline (`non_inferiority`).
 The weighted score FAILs if its mean delta is ≤ 0 and passes when the lower bound is above 0.
 Given each case's risk, the guarded margins also apply within each risk tier (low 0.2,
 medium 0.1, high 0.0 by default). No check passes on fewer than `MIN_CASES` (5) cases.
@@ -296,7 +297,12 @@ def non_inferiority(
     total: int | None = None,
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
-    and the interval rests on at least `MIN_CASES` cases.
+    and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse":
+    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline and
+    either none differs (a candidate equal on every case, which no interval can show) or the
+    k cases that differ are all better with k large enough for the sign test (0.5^k at most
+    (1 − level)/2: k ≥ 6 at 0.95); the reason states the share of worse cases that n cases
+    without one cannot rule out (`unseen_share`).
 
     Within a risk tier (`scope` "risk:TIER"), `scale` is all cases over the tier's and `total`
     the cases in all: an undecided check says how many cases in all would likely settle it."""
@@ -311,6 +317,15 @@ def non_inferiority(
     cleared = interval.ci_low >= bound - TOLERANCE
     if cleared and interval.units >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
+        return _interval_check(name, "pass", reason, interval, metric, bound, scope)
+    if margin <= TOLERANCE and interval.units >= MIN_CASES and no_worse(interval, level):
+        share = unseen_share(interval.units, level)
+        better = f", {interval.better} better" if interval.better else ", every one equal"
+        reason = (
+            f"{metric}{where}: no case is worse than baseline (0 of {interval.units}{better};"
+            f" mean delta {figures}): a margin of 0 asks no worse, and a share of worse cases"
+            f" above {share:.1%} would show in {interval.units} cases at this level"
+        )
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
     tier = total is not None and scope != "all"
     distance = interval.delta - bound
@@ -331,6 +346,21 @@ def non_inferiority(
     reason = f"{metric}{where}: {figures} {verb} {limit}; {_undecided(interval, need, tier)}"
     reason += f" ({have})"
     return _interval_check(name, "inconclusive", reason, interval, metric, bound, scope, need)
+
+
+def no_worse(interval: Delta, level: float) -> bool:
+    """No case worse than baseline, and either none better (equal on every case) or enough
+    better for the sign test among the cases that differ: 0.5^k ≤ (1 − level)/2."""
+    if interval.worse:
+        return False
+    return interval.better == 0 or 0.5**interval.better <= (1.0 - level) / 2 + TOLERANCE
+
+
+def unseen_share(cases: int, level: float) -> float:
+    """The largest share of cases with some property that `cases` independent cases without
+    one do not rule out at this level (one-sided, (1 − level)/2): 1 − ((1 − level)/2)^(1/n),
+    the exact Clopper–Pearson bound for 0 of n."""
+    return float(1.0 - ((1.0 - level) / 2) ** (1.0 / cases))
 
 
 def superiority(interval: Delta, level: float) -> Check:
@@ -424,6 +454,8 @@ def oriented(metric: str, interval: Delta, lower: Collection[str]) -> Delta:
         cases=interval.cases,
         span=interval.span,
         clusters=interval.clusters,
+        better=interval.worse,
+        worse=interval.better,
     )
 
 
