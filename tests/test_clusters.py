@@ -326,3 +326,17 @@ def test_a_sequential_run_looks_at_whole_clusters(
     assert gate.clusters == len({int(c[1:]) // 3 for c in looked})
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["clusters"] == gate.clusters and report["paired_cases"] == stop.cases
+
+
+def test_a_cluster_leaves_the_run_id_as_it_was() -> None:
+    """Declaring clusters (or adding the field) must not start a new run: the run id of a
+    catalogue is the same with and without them, so stored trials resume."""
+    from assay.engine.plan import Condition, run_id_for
+
+    plain = [case(i, None) for i in range(4)]
+    grouped = [case(i, f"k{i // 2}") for i in range(4)]
+    conditions = [Condition(name="baseline", model="mock:echo")]
+    identities = {"baseline": {"model": "mock:echo"}}
+    assert run_id_for(plain, conditions, 1, identities, {}) == run_id_for(
+        grouped, conditions, 1, identities, {}
+    )

@@ -111,6 +111,9 @@ def build_plan(
                 seq += 1
 
 
+_NOT_IN_RUN_ID = {"cluster"}
+
+
 def run_id_for(
     cases: Sequence[Case],
     conditions: Sequence[Condition],
@@ -118,10 +121,12 @@ def run_id_for(
     identities: dict[str, dict[str, Any]],
     params: dict[str, Any],
 ) -> str:
-    """A stable id: the same command on the same inputs resumes the same run."""
+    """A stable id: the same command on the same inputs resumes the same run. A case's
+    `cluster` is left out: it changes how the verdict weighs the cases, not a call, and a
+    field added later must not change the id of a run made before it."""
     digest = hashlib.sha256()
     for case in cases:
-        digest.update(case.model_dump_json().encode())
+        digest.update(case.model_dump_json(exclude=_NOT_IN_RUN_ID).encode())
     head = [
         [c.name, identities[c.name], c.skill_sha256, c.system, c.params] for c in conditions
     ] + [
