@@ -163,12 +163,19 @@ def _plan(
     for item in build_plan(running, request.conditions, trials, identities):
         seq = item.seq + 1
         yield item
-    if request.alone and request.alone_condition is not None:
-        chosen = [c for c in request.conditions if c.name == request.alone_condition]
-        done = {c.id for c in running}
-        rest = [c for c in request.alone if c.id not in done]
-        for item in build_plan(rest, chosen, trials, identities):
-            yield dataclasses.replace(item, seq=seq + item.seq)
+    chosen, rest = _alone(request)
+    for item in build_plan(rest, chosen, trials, identities):
+        yield dataclasses.replace(item, seq=seq + item.seq)
+
+
+def _alone(request: RunRequest) -> tuple[list[Condition], list[Case]]:
+    """The condition run alone and the `alone` cases it runs (those `only` does not hold)."""
+    if not request.alone or request.alone_condition is None:
+        return [], []
+    chosen = [c for c in request.conditions if c.name == request.alone_condition]
+    running = request.cases if request.only is None else request.only
+    done = {c.id for c in running}
+    return chosen, [c for c in request.alone if c.id not in done]
 
 
 def _run(
@@ -198,8 +205,10 @@ def _run(
             }
         ),
     )
-    items = list(_plan(request, request.trials, identities))
-    total = len(items)
+    running = request.cases if request.only is None else request.only
+    chosen, rest = _alone(request)
+    total = (len(running) * len(request.conditions) + len(rest) * len(chosen)) * request.trials
+    items = _plan(request, request.trials, identities)  # lazy: a plan item per trial adds up
     executor = create_executor(request.executor, request.options, address=request.ray_address)
     engine = Engine(
         store, models, request.settings, progress=progress, executor=executor, follower=follower

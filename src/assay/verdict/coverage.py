@@ -106,10 +106,10 @@ def measure(
 ) -> Coverage:
     """Compare the expected keys with the evidence and decide which gaps are tolerated.
 
-        Counted case by case from the records (never one object per expected key: a plan of a
-        million trials costs what its records cost); the first gap of every case with gaps, then
-        more up to `LISTED`, are listed. `looked`: the cases a sequential run stopped after
-        (`verdict.looks`), the only ones expected under every condition; `alone`: cases expected
+    Counted case by case from the records (never one object per expected key: a plan of a
+    million trials costs what its records cost); the first gap of every case with gaps, then
+    more up to `LISTED`, are listed. `looked`: the cases a sequential run stopped after
+    (`verdict.looks`), the only ones expected under every condition; `alone`: cases expected
     under the last of `conditions` (the candidate) only, a sequential run's per-case checks."""
     planned = planned_trials(trials, evidence)
     wanted = set(conditions)
