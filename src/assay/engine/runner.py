@@ -14,7 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from assay.core.errors import EXIT_INCOMPLETE, EXIT_OK
 from assay.core.money import checked_budget
 from assay.core.records import MAX_INT
-from assay.core.redact import scrub, scrub_record
+from assay.core.redact import scrub, scrub_known, scrub_record
 from assay.engine.batching import WORKERS as BATCH_WORKERS
 from assay.engine.batching import BatchCollector
 from assay.engine.budget import Budget
@@ -293,7 +293,9 @@ class Engine:
         result.run_spend = run_spend(self.store, run_id)
         result.stopped = self._stop
         result.overrun = self.budget.overrun
-        result.unmetered = sorted({m.spec for m in self.models.values() if model_price(m) is None})
+        result.unmetered = sorted(
+            {scrub_known(m.spec) for m in self.models.values() if model_price(m) is None}
+        )  # a key in a command: runner's arguments is never printed
         result.not_run = total - result.answered - result.errored - result.resumed
         return result
 

@@ -13,7 +13,7 @@ from assay.core import aio
 from assay.core.errors import InputError
 from assay.core.jsonl import write_jsonl
 from assay.core.records import Case
-from assay.core.redact import scrub_value
+from assay.core.redact import scrub_known, scrub_value
 from assay.engine.budget import Budget
 from assay.engine.calls import Caller
 from assay.engine.executors import create_executor
@@ -108,7 +108,8 @@ def check_metered(
         why_not = unpriceable(model)
         fix = f"give {price} or pass {allow}" if why_not is None else f"{why_not}: pass {allow}"
         problems.append(
-            f"ERROR: {spec}: no price is known, so the budget cannot bound its cost; {fix}"
+            f"ERROR: {scrub_known(spec)}: no price is known, so the budget cannot bound its"
+            f" cost; {fix}"
         )
     if problems:
         raise InputError(problems)
