@@ -22,7 +22,7 @@ are clusters needed times the mean cluster size.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -60,13 +60,14 @@ def units_of(case_ids: Sequence[str], clusters: Mapping[str, str] | None) -> lis
     return [(True, clusters[c]) if c in clusters else (False, c) for c in case_ids]
 
 
-def unit_means(values: FloatArray, units: Sequence[Unit]) -> FloatArray:
+def unit_means(values: FloatArray, units: Sequence[Hashable]) -> FloatArray:
     """rows × columns (NaN = absent) → units × columns: each unit's mean over its rows that
-    carry the column, NaN where none does; units in the order they first appear."""
+    carry the column, NaN where none does; units in the order they first appear (a case's
+    trials, `compare.case_means`; a cluster's cases, `Unit`)."""
     table = np.asarray(values, dtype=np.float64)
     if table.ndim == 1:
         table = table[:, None]
-    codes: dict[Unit, int] = {}
+    codes: dict[Hashable, int] = {}
     index = np.fromiter((codes.setdefault(u, len(codes)) for u in units), dtype=np.int64)
     sums = np.zeros((len(codes), table.shape[1]))
     counts = np.zeros((len(codes), table.shape[1]))

@@ -174,18 +174,10 @@ def case_means(
     made from those means (`weigh`), last (NaN = absent)."""
     if not rows:
         return {}
-    codes: dict[str, int] = {}
-    index = np.fromiter((codes.setdefault(r.case_id, len(codes)) for r in rows), dtype=np.int64)
-    table = _table(rows, metrics)
-    sums = np.zeros((len(codes), table.shape[1]))
-    counts = np.zeros((len(codes), table.shape[1]))
-    seen = ~np.isnan(table)
-    np.add.at(sums, index, np.where(seen, table, 0.0))
-    np.add.at(counts, index, seen.astype(np.float64))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums / counts
+    ids = [r.case_id for r in rows]
+    means = unit_means(_table(rows, metrics), ids)  # cases in the order they first appear
     means = np.column_stack([means, weigh(means, metrics, rubric)])
-    return {case: means[code].tolist() for case, code in codes.items()}
+    return {case: means[code].tolist() for code, case in enumerate(dict.fromkeys(ids))}
 
 
 def paired_deltas(
