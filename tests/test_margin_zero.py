@@ -52,10 +52,12 @@ def test_one_case_worse_does_not_pass_a_margin_of_zero(cases: int) -> None:
     assert check.status != "pass"
 
 
-def test_a_positive_margin_still_asks_the_interval() -> None:
-    """Equality on 20 cases cannot show more than the interval shows for a margin above 0:
-    the "no worse" rule is the margin of 0's alone."""
-    check = non_inferiority("safety", delta_of([0.0] * 20), 0.1, 0.95)
+def test_equal_on_every_case_is_within_a_positive_margin_too() -> None:
+    """A guarded metric with margin 0.1, equal on all 60 cases: INCONCLUSIVE before (the
+    zero-spread interval reached below -0.1); no worse is within any margin."""
+    check = non_inferiority("safety", delta_of([0.0] * 60), 0.1, 0.95)
+    assert check.status == "pass" and "no case is worse" in check.reason
+    check = non_inferiority("safety", delta_of([0.0] * 59 + [-1.0]), 0.1, 0.95)
     assert "no case is worse" not in check.reason
 
 

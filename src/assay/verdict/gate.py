@@ -297,8 +297,8 @@ def non_inferiority(
     total: int | None = None,
 ) -> Check:
     """Guarded metric: FAIL below −margin; PASS when the lower bound is not below −margin
-    and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse":
-    it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline and
+    and the interval rests on at least `MIN_CASES` cases. A margin of 0 means "no worse",
+    and no worse is within any margin: it also passes, on at least `MIN_CASES` cases, when no case is worse than baseline and
     either none differs (a candidate equal on every case, which no interval can show) or the
     k cases that differ are all better with k large enough for the sign test (0.5^k at most
     (1 − level)/2: k ≥ 6 at 0.95); the reason states the share of worse cases that n cases
@@ -318,12 +318,12 @@ def non_inferiority(
     if cleared and interval.units >= MIN_CASES:
         reason = f"{metric}{where}: {figures} stays at or above {limit}"
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
-    if margin <= TOLERANCE and interval.units >= MIN_CASES and no_worse(interval, level):
+    if interval.units >= MIN_CASES and no_worse(interval, level):
         share = unseen_share(interval.units, level)
         better = f", {interval.better} better" if interval.better else ", every one equal"
         reason = (
             f"{metric}{where}: no case is worse than baseline (0 of {interval.units}{better};"
-            f" mean delta {figures}): a margin of 0 asks no worse, and a share of worse cases"
+            f" mean delta {figures}): no worse is within any margin, and a share of worse cases"
             f" above {share:.1%} would show in {interval.units} cases at this level"
         )
         return _interval_check(name, "pass", reason, interval, metric, bound, scope)
